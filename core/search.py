@@ -1,0 +1,84 @@
+"""Ranking fragments against a question: audience filter, similarity floor, top k, per-document cap."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+import numpy as np
+
+from core.index import Corpus, Hit
+
+TOP_K = 5
+PER_DOCUMENT = 3
+
+
+def select(scores: np.ndarray, documents: np.ndarray, floor: float, k: int, per_document: int) -> list[int]:
+    """Row numbers of the best `k` scores ≥ `floor`, at most `per_document` from one document.
+
+    argpartition finds the best m rows in O(n) but leaves them unordered, so only those m
+    are sorted; m doubles in the rare case the cap leaves fewer than k among them.
+    """
+    eligible = int(np.count_nonzero(scores >= floor))
+    if eligible == 0 or k <= 0:
+        return []
+    m = min(eligible, k * per_document)
+    while True:
+        if m < len(scores):
+            top = np.argpartition(scores, len(scores) - m)[len(scores) - m :]
+            # Rows tied with the m-th best may sit on either side of the cut: take them all.
+            top = np.flatnonzero(scores >= scores[top].min())
+        else:
+            top = np.arange(len(scores))
+        # Stable order: higher score first, then lower row number, so ties are deterministic.
+        top = top[np.lexsort((top, -scores[top]))]
+        chosen: list[int] = []
+        taken: dict[int, int] = {}
+        for row in top:
+            if scores[row] < floor:
+                break
+            doc = int(documents[row])
+            if taken.get(doc, 0) < per_document:
+                taken[doc] = taken.get(doc, 0) + 1
+                chosen.append(int(row))
+                if len(chosen) == k:
+                    return chosen
+        if m >= eligible:
+            return chosen
+        m = min(eligible, m * 2)
+
+
+class Searcher:
+    """Searches one loaded corpus; the filtered matrix of each scope is built once and kept."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._views: dict[frozenset[str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def _view(self, scope: frozenset[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        with self._lock:
+            if scope not in self._views:
+                rows = np.flatnonzero(np.isin(self.corpus.audiences, list(scope)))
+                if len(rows) == len(self.corpus.fragments):
+                    view = (rows, self.corpus.matrix, self.corpus.documents)
+                else:  # a copy, so the scope's filter costs nothing per question
+                    view = (rows, np.ascontiguousarray(self.corpus.matrix[rows]), self.corpus.documents[rows])
+                self._views[scope] = view
+            return self._views[scope]
+
+    def search(
+        self,
+        query: np.ndarray,
+        scope: Iterable[str],
+        floor: float,
+        k: int = TOP_K,
+        per_document: int = PER_DOCUMENT,
+    ) -> list[Hit]:
+        """The hits for a unit query vector; fragments outside `scope` are never scored."""
+        rows, matrix, documents = self._view(frozenset(scope))
+        if len(rows) == 0:
+            return []
+        scores = matrix @ query.astype(np.float32)
+        chosen = select(scores, documents, floor, k, per_document)
+        return [Hit(int(self.corpus.ids[rows[i]]), self.corpus.fragments[rows[i]], float(scores[i])) for i in chosen]

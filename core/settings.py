@@ -1,0 +1,115 @@
+"""Settings, read once from the environment (and `.env`) into a typed object."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from core.errors import ConfigError
+
+# Derived on the demo knowledge base with `verbatim calibrate` (see README, "The similarity floor").
+DEFAULT_MIN_SIMILARITY = 0.30
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything `core` needs; adapters read their own tokens."""
+
+    knowledge_dir: Path = Path("knowledge")
+    data_dir: Path = Path("var")
+    embedder: str = "local"
+    embedding_base_url: str = ""
+    embedding_model: str = ""
+    embedding_api_key: str = ""
+    min_similarity: float = DEFAULT_MIN_SIMILARITY
+    answerer: str = "extractive"
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_timeout: float = 30.0
+
+    def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
+        """A copy with command-line folders taking precedence over the environment."""
+        return replace(
+            self,
+            knowledge_dir=Path(knowledge) if knowledge else self.knowledge_dir,
+            data_dir=Path(data) if data else self.data_dir,
+        )
+
+    def __repr__(self) -> str:  # keys never reach a log through repr()
+        hidden = {"embedding_api_key", "llm_api_key"}
+        fields = ", ".join(
+            f"{name}={'***' if name in hidden and value else value!r}" for name, value in vars(self).items()
+        )
+        return f"Settings({fields})"
+
+
+def load_env_file(path: Path = Path(".env")) -> None:
+    """Read `.env` into the environment without overriding what is already set."""
+    if path.is_file():
+        from dotenv import load_dotenv
+
+        load_dotenv(path, override=False)
+
+
+def from_env(env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from environment variables; a malformed value raises ConfigError in one sentence."""
+    env = os.environ if env is None else env
+
+    def text(name: str, default: str = "") -> str:
+        return env.get(name, default).strip()
+
+    def number(name: str, default: float, low: float, high: float) -> float:
+        raw = text(name)
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, not {raw!r}.") from None
+        if not low <= value <= high:
+            raise ConfigError(f"{name} must be between {low} and {high}, not {raw}.")
+        return value
+
+    def choice(name: str, default: str, options: tuple[str, ...]) -> str:
+        value = text(name, default).lower() or default
+        if value not in options:
+            raise ConfigError(f"{name} must be one of {', '.join(options)}, not {value!r}.")
+        return value
+
+    settings = Settings(
+        knowledge_dir=Path(text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
+        data_dir=Path(text("VERBATIM_DATA_DIR", "var") or "var"),
+        embedder=choice("VERBATIM_EMBEDDER", "local", ("local", "remote")),
+        embedding_base_url=text("VERBATIM_EMBEDDING_BASE_URL"),
+        embedding_model=text("VERBATIM_EMBEDDING_MODEL"),
+        embedding_api_key=text("VERBATIM_EMBEDDING_API_KEY"),
+        min_similarity=number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
+        answerer=choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm")),
+        llm_base_url=text("VERBATIM_LLM_BASE_URL"),
+        llm_model=text("VERBATIM_LLM_MODEL"),
+        llm_api_key=text("VERBATIM_LLM_API_KEY"),
+        llm_timeout=number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
+    )
+    if settings.embedder == "remote" and not (settings.embedding_base_url and settings.embedding_model):
+        raise ConfigError(
+            "VERBATIM_EMBEDDER=remote needs VERBATIM_EMBEDDING_BASE_URL and VERBATIM_EMBEDDING_MODEL to be set."
+        )
+    if settings.answerer == "llm" and not (settings.llm_base_url and settings.llm_model):
+        raise ConfigError("VERBATIM_ANSWERER=llm needs VERBATIM_LLM_BASE_URL and VERBATIM_LLM_MODEL to be set.")
+    for name in ("VERBATIM_EMBEDDING_BASE_URL", "VERBATIM_LLM_BASE_URL"):
+        url = text(name)
+        if url and not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{name} must start with http:// or https://, not {url!r}.")
+    return settings
+
+
+def make_embedder(settings: Settings):  # -> Embedder
+    """The embedder the settings ask for."""
+    from core.embeddings import LocalEmbedder, RemoteEmbedder
+
+    if settings.embedder == "remote":
+        return RemoteEmbedder(settings.embedding_base_url, settings.embedding_model, settings.embedding_api_key or None)
+    return LocalEmbedder()

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from core.embeddings import LocalEmbedder
+from core.settings import Settings
+from tests.fakes import FakeEmbedder, FakeServer
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_KB = REPO / "knowledge"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's .env or VERBATIM_* variables, or writes outside tmp_path."""
+    for name in list(os.environ):
+        if name.startswith(("VERBATIM_", "SLACK_", "TELEGRAM_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbedder:
+    """The real embedded model, loaded once for the whole run."""
+    return LocalEmbedder()
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def write_kb(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Write a small knowledge folder from {file name: content} and return its path."""
+    folder = tmp_path / "kb"
+
+    def write(files: dict[str, str | bytes]) -> Path:
+        folder.mkdir(exist_ok=True)
+        for name, content in files.items():
+            path = folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return folder
+
+    return write
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(knowledge_dir=DEMO_KB, data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeServer]:
+    with FakeServer() as server:
+        yield server

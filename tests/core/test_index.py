@@ -1,0 +1,124 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.index import INDEX_FILE, Index
+from core.knowledge import SCOPES, KnowledgeBase
+from core.settings import Settings
+from tests.fakes import FakeEmbedder
+
+PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
+WARRANTY = "---\ntitle: Warranty\naudience: public\n---\n## Periods\n\nJoinery carries a five year warranty.\n"
+DISCOUNTS = "---\ntitle: Discounts\naudience: internal\n---\n## Authority\n\nSales staff may give up to 5% discount.\n"
+
+
+def open_index(tmp_path: Path) -> Index:
+    return Index(tmp_path / "data" / INDEX_FILE)
+
+
+def test_first_sync_adds_everything(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    report = open_index(tmp_path).sync(kb, fake_embedder)
+    assert (report.added, report.updated, report.unchanged, report.removed) == (2, 0, 0, 0)
+    assert report.fragments == 2
+
+
+def test_unchanged_files_are_not_embedded_again(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    calls = fake_embedder.calls
+    report = index.sync(kb, fake_embedder)
+    assert report.unchanged == 2 and not report.changed
+    assert fake_embedder.calls == calls
+
+
+def test_changed_file_is_reembedded_and_removed_file_dropped(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
+    (kb / "warranty.md").unlink()
+    report = index.sync(kb, fake_embedder)
+    assert (report.updated, report.removed, report.unchanged) == (1, 1, 0)
+    texts = [f.text for f in index.load().fragments]
+    assert texts == ["Oak fronts cost 199 EUR per m²."]
+
+
+def test_a_different_embedder_rebuilds_everything(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    other = FakeEmbedder(dim=32, name="other")
+    report = index.sync(kb, other)
+    assert report.rebuilt and report.added == 1
+    assert index.load().matrix.shape == (1, 32)
+
+
+def test_one_bad_file_does_not_stop_the_rest(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "broken.md": b"\xff\xfe\xfa not utf-8", "open.md": "---\ntitle: x\n"})
+    index = open_index(tmp_path)
+    report = index.sync(kb, fake_embedder)
+    assert report.added == 1
+    assert set(report.failed) == {"broken.md", "open.md"}
+    assert "UTF-8" in report.failed["broken.md"]
+    assert index.failures().keys() == {"broken.md", "open.md"}
+    # Still failed, and still reported, on the next run without re-reading the reason.
+    assert set(index.sync(kb, fake_embedder).failed) == {"broken.md", "open.md"}
+
+
+def test_a_document_that_becomes_malformed_stops_being_searchable(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    (kb / "prices.md").write_text("---\ntitle: Prices\n", encoding="utf-8")
+    report = index.sync(kb, fake_embedder)
+    assert "prices.md" in report.failed
+    assert [f.document for f in index.load().fragments] == ["warranty.md"]
+
+
+def test_a_crash_while_embedding_leaves_the_previous_version_searchable(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
+
+    class Exploding(FakeEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("power cut")
+
+    with pytest.raises(RuntimeError):
+        index.sync(kb, Exploding())
+    assert [f.text for f in index.load().fragments] == ["Oak fronts cost 185 EUR per m²."]
+    assert index.sync(kb, fake_embedder).updated == 1
+
+
+def test_vectors_are_stored_as_unit_float32_rows(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    index.sync(kb, fake_embedder)
+    corpus = index.load()
+    assert corpus.matrix.dtype == np.float32
+    assert np.allclose(np.linalg.norm(corpus.matrix, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_corrupt_index_file_is_moved_aside_and_rebuilt(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / INDEX_FILE).write_bytes(b"this is not a database" * 100)
+    base = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=data), embedder=fake_embedder)
+    assert base.notice and "damaged" in base.notice
+    assert base.sync().added == 1
+    assert list(data.glob(f"{INDEX_FILE}.corrupt-*")), "the damaged file is kept for inspection"
+
+
+def test_audience_filter_is_part_of_the_search(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "discounts.md": DISCOUNTS})
+    base = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data"), embedder=fake_embedder)
+    question = "what discount may sales staff give"
+    public = base.retrieve(question, SCOPES["public"], floor=-1.0).hits
+    staff = base.retrieve(question, SCOPES["internal"], floor=-1.0).hits
+    assert all(h.fragment.audience == "public" for h in public)
+    assert staff[0].fragment.document == "discounts.md"

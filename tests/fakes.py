@@ -1,0 +1,115 @@
+"""Fakes the tests share: a deterministic embedder and a scripted HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+from core.embeddings import normalise
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class FakeEmbedder:
+    """Bag of hashed words: texts sharing words score high; deterministic and instant."""
+
+    def __init__(self, dim: int = 64, name: str = "fake") -> None:
+        self.dim = dim
+        self.name = name
+        self.calls = 0
+
+    @property
+    def id(self) -> str:
+        return f"fake:{self.name}:{self.dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        return normalise(out)
+
+
+@dataclass
+class Reply:
+    """One scripted HTTP reply; `delay` holds it back to provoke a client timeout."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeServer:
+    """A real HTTP server on 127.0.0.1 whose replies come from a script or a handler function."""
+
+    def __init__(self, handler: Callable[[Recorded], Reply] | None = None) -> None:
+        self.requests: list[Recorded] = []
+        self.script: list[Reply] = []
+        self.handler = handler
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body: Any = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                outer.requests.append(record)
+                if outer.script:
+                    reply = outer.script.pop(0)
+                elif outer.handler:
+                    reply = outer.handler(record)
+                else:
+                    reply = Reply(404, {"error": "nothing scripted"})
+                if reply.delay:
+                    threading.Event().wait(reply.delay)  # not time.sleep: tests patch that
+                data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_POST = _serve  # noqa: N815
+            do_GET = _serve  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
