@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from bot.console import chat, render
 from core import KnowledgeBase, Settings, VerbatimError, from_env, load_env_file, scope_of
 from core.index import SyncReport
+from core.pipeline import Pipeline, clean_question
+from core.runlog import RUNLOG_FILE, RunLog
+from core.selfcheck import run_checks
 
 log = logging.getLogger("verbatim")
 
@@ -84,14 +89,66 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def _question(text: str) -> str:
-    from core.knowledge import MAX_QUESTION_CHARS
-
-    question = " ".join(text.split())
-    if not question:
+    if not text.strip():
         raise VerbatimError("The question is empty: write it in quotes after the command.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise VerbatimError(f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}.")
-    return question
+    return clean_question(text)
+
+
+def open_pipeline(settings: Settings, out: TextIO) -> Pipeline:
+    kb = open_knowledge(settings, out, quiet=True)
+    return Pipeline(settings, knowledge=kb)
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    question = _question(args.question)
+    pipeline = open_pipeline(settings, out)
+    answer = pipeline.answer(question, scope_of(args.audience), surface="cli")
+    if args.json:
+        json.dump(answer.to_json(), out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        print(render(answer, color=out.isatty()), file=out)
+    pipeline.close()
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    pipeline = open_pipeline(settings, out)
+    try:
+        return chat(pipeline, args.audience, out)
+    finally:
+        pipeline.close()
+
+
+def cmd_check(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    results = run_checks()
+    for result in results:
+        mark = "ok  " if result.ok else "FAIL"
+        print(f"{mark} {result.name}" + ("" if result.ok else f": {result.detail}"), file=out)
+    passed = sum(r.ok for r in results)
+    print(f"{passed} of {len(results)} pass", file=out)
+    return 0 if passed == len(results) else 1
+
+
+def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    path = settings.data_dir / RUNLOG_FILE
+    if not path.exists():
+        print(f"The run log {path} is empty: nothing has been asked yet.", file=out)
+        return 0
+    runlog = RunLog(path)
+    for entry in runlog.tail(args.tail):
+        verdict = "answered" if entry.kind == "answered" else f"refused ({entry.reason})"
+        total = entry.timings.get("total", 0.0)
+        extra = f", feedback {entry.feedback}" if entry.feedback else ""
+        discarded = f", {entry.discarded} discarded" if entry.discarded else ""
+        print(f"{entry.at}  {entry.surface:<8} {verdict}{discarded}, {entry.answerer}, {total:.0f} ms{extra}", file=out)
+        print(f"    Q: {entry.question}", file=out)
+        for statement in entry.statements:
+            for quote in statement["quotes"]:
+                print(f"    > {' '.join(quote['text'].split())[:160]}  [{quote['caption']}]", file=out)
+        print(f"    id {entry.id}", file=out)
+    runlog.close()
+    return 0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +174,26 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--audience", choices=("public", "internal"), default="internal")
     _common(search)
     search.set_defaults(run=cmd_search)
+
+    ask = commands.add_parser("ask", help="answer one question with verified quotes")
+    ask.add_argument("question")
+    ask.add_argument("--audience", choices=("public", "internal"), default="internal")
+    ask.add_argument("--json", action="store_true", help="print the answer object as JSON")
+    _common(ask)
+    ask.set_defaults(run=cmd_ask)
+
+    chat_ = commands.add_parser("chat", help="an interactive conversation in the terminal")
+    chat_.add_argument("--audience", choices=("public", "internal"), default="internal")
+    _common(chat_)
+    chat_.set_defaults(run=cmd_chat)
+
+    check = commands.add_parser("check", help="self-check the anti-invention mechanics (offline, no model)")
+    check.set_defaults(run=cmd_check)
+
+    log_ = commands.add_parser("log", help="show recent run-log entries")
+    log_.add_argument("--tail", type=int, default=10, metavar="N")
+    _common(log_)
+    log_.set_defaults(run=cmd_log)
     return parser
 
 

@@ -51,3 +51,7 @@ class EmbeddingError(VerbatimError):
 
 class AnswererError(VerbatimError):
     """Raised when the answering model fails or its reply can't be used."""
+
+    def __init__(self, message: str, model_calls: int = 0) -> None:
+        super().__init__(message)
+        self.model_calls = model_calls

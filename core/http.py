@@ -33,6 +33,7 @@ def post_json(
     attempts: int = ATTEMPTS,
     base_delay: float = 0.5,
     sleep: Callable[[float], None] | None = None,
+    on_request: Callable[[], None] | None = None,
 ) -> Any:
     """POST `payload` and return the decoded JSON reply, retrying timeouts, 429 and 5xx.
 
@@ -43,6 +44,8 @@ def post_json(
     status: int | None = None
     for attempt in range(1, attempts + 1):
         delay = base_delay * 2 ** (attempt - 1)
+        if on_request:
+            on_request()
         try:
             response = client.post(url, json=payload)
         except httpx.TimeoutException:

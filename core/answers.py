@@ -1,0 +1,129 @@
+"""The answer contract: typed values every adapter renders and none re-decides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.fragments import SECTION_SEPARATOR
+from core.index import Hit
+
+Kind = Literal["answered", "refused"]
+Reason = Literal["no_match", "not_found", "unverified", "error"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier exchange of a conversation, as history for a follow-up."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What an answerer proposes: a statement citing retrieved fragment `fragment` (1-based)."""
+
+    text: str
+    fragment: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An answerer's reply before verification."""
+
+    found: bool
+    claims: tuple[Claim, ...] = ()
+    model_calls: int = 0
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A verified quote: `text` is exactly as it stands in the fragment."""
+
+    text: str
+    fragment_id: int
+    document: str
+    title: str
+    section: tuple[str, ...]
+    position: int
+    of: int
+
+    @property
+    def caption(self) -> str:
+        head = SECTION_SEPARATOR.join((self.title, *self.section))
+        return f"{head} · fragment {self.position} of {self.of}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "document": self.document,
+            "title": self.title,
+            "section": SECTION_SEPARATOR.join(self.section),
+            "position": self.position,
+            "of": self.of,
+            "caption": self.caption,
+            "fragment_id": self.fragment_id,
+        }
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    quotes: tuple[Quote, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "quotes": [q.to_json() for q in self.quotes]}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The outcome of one question: answered with verified quotes, or refused with a reason."""
+
+    id: str
+    question: str
+    kind: Kind
+    reason: Reason | None
+    statements: tuple[Statement, ...]
+    discarded: int
+    retrieved: tuple[Hit, ...]
+    timings_ms: dict[str, float]
+    answerer: str
+    standalone_question: str = ""
+    model_calls: int = 0
+    closest: tuple[str, ...] = field(default=())
+
+    @property
+    def answered(self) -> bool:
+        return self.kind == "answered"
+
+    def as_text(self) -> str:
+        """The answer's statements as plain text, for conversation history."""
+        if not self.answered:
+            return "(not in the knowledge base)"
+        return " ".join(s.text for s in self.statements)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "standalone_question": self.standalone_question or self.question,
+            "kind": self.kind,
+            "reason": self.reason,
+            "statements": [s.to_json() for s in self.statements],
+            "discarded": self.discarded,
+            "retrieved": [
+                {
+                    "fragment_id": h.fragment_id,
+                    "document": h.fragment.document,
+                    "caption": h.fragment.caption,
+                    "score": round(h.score, 4),
+                }
+                for h in self.retrieved
+            ],
+            "closest": list(self.closest),
+            "answerer": self.answerer,
+            "model_calls": self.model_calls,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }

@@ -1,0 +1,158 @@
+"""The embedded default answerer: quotes the retrieved sentences that best answer the question.
+
+No model is called. Each sentence of the retrieved fragments is scored by its embedding's
+similarity to the question (the sentence is embedded with its document and section, as
+fragments are) plus the share of the question's key terms and figures it holds. When no
+sentence reaches the found-threshold the answer is `found = false`: loosely related text is
+not quoted as an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.answers import Claim, Draft, Turn
+from core.embeddings import Embedder
+from core.fragments import split_sentences
+from core.index import Hit
+
+# Derived on the demo gold set with `verbatim calibrate` (see README, "The similarity floor").
+DEFAULT_FOUND_THRESHOLD = 0.45
+MAX_STATEMENTS = 4
+PER_FRAGMENT = 2
+# A sentence within this much of the best one is also worth quoting (compound questions).
+NEAR_BEST = 0.08
+# A part of a compound question may quote a little below the found-threshold: the whole passed it.
+PART_MARGIN = 0.08
+LEXICAL_WEIGHT = 0.35
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_STOPWORDS = """
+    a about above after again all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it
+    its itself just me more most my no nor not of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours us much many get got give tell please
+    thanks hi hello one ones way kind need want like know
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+# Where a compound question splits into parts that each deserve their own quote.
+_CLAUSE = re.compile(
+    r"[?;]|,\s*(?:and\s+)?(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)"
+    r"|\band\s+(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)",
+    re.IGNORECASE,
+)
+_FOLLOW_UP = re.compile(r"^(and|also|what about|how about|same|but)\b|\b(that|it|this|those|these|them|there|one)\b")
+
+
+def key_terms(text: str) -> set[str]:
+    """Content words and figures, lightly stemmed (plural -s, -es dropped)."""
+    terms = set()
+    for word in _WORD.findall(text.lower()):
+        if word in STOPWORDS:
+            continue
+        if len(word) > 4 and word.endswith("es") and not word.endswith("ses"):
+            word = word[:-2]
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        terms.add(word)
+    return terms
+
+
+def standalone(question: str, history: Sequence[Turn]) -> str:
+    """A follow-up ("and how much is delivery for that?") joined with the question before it."""
+    if not history:
+        return question
+    words = question.split()
+    if len(words) <= 6 or _FOLLOW_UP.search(question.lower()):
+        return f"{history[-1].question} {question}"
+    return question
+
+
+class ExtractiveAnswerer:
+    """Picks quotable sentences; goes through the same verifier as any answerer."""
+
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder, found_threshold: float = DEFAULT_FOUND_THRESHOLD) -> None:
+        self.embedder = embedder
+        self.found_threshold = found_threshold
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
+        return standalone(question, history), 0
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """Sentence vectors, cached: the same fragments come back for many questions."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self._cache[text] = vector
+            while len(self._cache) > 20_000:
+                self._cache.popitem(last=False)
+        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+
+    def score(self, question: str, hits: Sequence[Hit]) -> list[tuple[float, int, str]]:
+        """(score, fragment number, sentence) for every sentence of the hits, best first."""
+        return self._score([question], hits)[0]
+
+    def _score(self, questions: list[str], hits: Sequence[Hit]) -> list[list[tuple[float, int, str]]]:
+        candidates: list[tuple[int, str, str]] = []
+        for number, hit in enumerate(hits, start=1):
+            f = hit.fragment
+            context = ". ".join([f.title, *([f.section_path] if f.section else [])])
+            for sentence in split_sentences(f.text):
+                bare = _BULLET.sub("", sentence).strip()
+                if len(bare) >= 8 and not bare.endswith(":"):
+                    candidates.append((number, bare, f"{context}. {bare}"))
+        if not candidates:
+            return [[] for _ in questions]
+        sentence_vectors = self._vectors([c[2] for c in candidates])
+        sentence_terms = [key_terms(c[1]) for c in candidates]
+        results = []
+        for question, q_vector in zip(questions, self.embedder.embed(questions), strict=True):
+            similarity = sentence_vectors @ q_vector
+            q_terms = key_terms(question)
+            scored = []
+            for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
+                # Overlap is counted on the sentence itself: its headings are shared by its neighbours.
+                overlap = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
+                scored.append((float(sim) + LEXICAL_WEIGHT * overlap, number, bare))
+            scored.sort(key=lambda item: -item[0])
+            results.append(scored)
+        return results
+
+    def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
+        parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p)]
+        rankings = self._score([question, *parts] if len(parts) > 1 else [question], hits)
+        scored = rankings[0]
+        if not scored or scored[0][0] < self.found_threshold:
+            return Draft(found=False)
+        chosen: list[Claim] = []
+        per_fragment: dict[int, int] = {}
+
+        def take(value: float, number: int, sentence: str) -> None:
+            fits = len(chosen) < MAX_STATEMENTS and per_fragment.get(number, 0) < PER_FRAGMENT
+            if fits and all(c.quote != sentence for c in chosen):
+                per_fragment[number] = per_fragment.get(number, 0) + 1
+                chosen.append(Claim(sentence, number, sentence))
+
+        take(*scored[0])
+        # Each part of a compound question ("what does it cost, and how heavy is it?") gets its best quote.
+        for ranking in rankings[1:]:
+            fresh = [r for r in ranking if all(c.quote != r[2] for c in chosen)]
+            if fresh and fresh[0][0] >= self.found_threshold - PART_MARGIN:
+                take(*fresh[0])
+        best = scored[0][0]
+        for value, number, sentence in scored[1:]:
+            if value < max(self.found_threshold, best - NEAR_BEST):
+                break
+            take(value, number, sentence)
+        return Draft(found=True, claims=tuple(chosen))

@@ -1,0 +1,86 @@
+"""Quote verification: the last barrier. A quote must stand, verbatim, in the fragment it cites.
+
+Both sides are normalised the same way (whitespace runs, dash forms, quotation marks), so a
+typographic variant passes; anything else (a changed figure, two places stitched together,
+a fragment that was not retrieved) does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.answers import Claim, Quote, Statement
+from core.index import Hit
+
+MIN_QUOTE = 8
+MAX_QUOTE = 1200
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u00ab\u00bb\u2033\u201f"
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u2032\u201b\u2039\u203a"
+_TRANSLATE = str.maketrans(
+    {**{c: "-" for c in _DASHES}, **{c: '"' for c in _DOUBLE_QUOTES}, **{c: "'" for c in _SINGLE_QUOTES}}
+)
+_SPACE = re.compile(r"\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def normalise(text: str) -> str:
+    """The comparison form: one space for any whitespace run, ASCII dashes and quotation marks."""
+    return _SPACE.sub(" ", text.translate(_TRANSLATE)).strip()
+
+
+def _normalise_with_map(text: str) -> tuple[str, list[int]]:
+    """The comparison form and, for each of its characters, its index in `text`."""
+    out: list[str] = []
+    where: list[int] = []
+    translated = text.translate(_TRANSLATE)
+    for i, ch in enumerate(translated):
+        if ch.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                where.append(i)
+            continue
+        out.append(ch)
+        where.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        where.pop()
+    return "".join(out), where
+
+
+def locate(quote: str, source: str) -> str | None:
+    """The span of `source` that `quote` matches after normalisation, exactly as `source` has it."""
+    needle = normalise(_BULLET.sub("", quote))
+    if not MIN_QUOTE <= len(needle) <= MAX_QUOTE:
+        return None
+    haystack, where = _normalise_with_map(source)
+    start = haystack.find(needle)
+    if start < 0:
+        return None
+    return source[where[start] : where[start + len(needle) - 1] + 1]
+
+
+def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement], int]:
+    """Statements whose quote verifies in the fragment it cites; and how many quotes failed.
+
+    A statement is only as good as its quote, so a failed quote takes its statement with it.
+    """
+    statements: list[Statement] = []
+    discarded = 0
+    seen: set[tuple[int, str]] = set()
+    for claim in claims:
+        if not 1 <= claim.fragment <= len(hits):
+            discarded += 1  # cites a fragment outside the retrieved set
+            continue
+        hit = hits[claim.fragment - 1]
+        span = locate(claim.quote, hit.fragment.text)
+        if span is None:
+            discarded += 1
+            continue
+        if (hit.fragment_id, span) in seen:
+            continue  # the same quote twice adds nothing
+        seen.add((hit.fragment_id, span))
+        f = hit.fragment
+        quote = Quote(span, hit.fragment_id, f.document, f.title, f.section, f.position, f.of)
+        statements.append(Statement(" ".join(claim.text.split()) or span, (quote,)))
+    return statements, discarded
