@@ -94,8 +94,8 @@ def _question(text: str) -> str:
     return clean_question(text)
 
 
-def open_pipeline(settings: Settings, out: TextIO) -> Pipeline:
-    kb = open_knowledge(settings, out, quiet=True)
+def open_pipeline(settings: Settings, out: TextIO, quiet: bool = True) -> Pipeline:
+    kb = open_knowledge(settings, out, quiet=quiet)
     return Pipeline(settings, knowledge=kb)
 
 
@@ -113,7 +113,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    pipeline = open_pipeline(settings, out)
+    pipeline = open_pipeline(settings, out, quiet=False)
     try:
         return chat(pipeline, args.audience, out)
     finally:

@@ -21,7 +21,7 @@ from core.fragments import split_sentences
 from core.index import Hit
 
 # Derived on the demo gold set with `verbatim calibrate` (see README, "The similarity floor").
-DEFAULT_FOUND_THRESHOLD = 0.45
+DEFAULT_FOUND_THRESHOLD = 0.50
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
 # A sentence within this much of the best one is also worth quoting (compound questions).
@@ -29,6 +29,8 @@ NEAR_BEST = 0.08
 # A part of a compound question may quote a little below the found-threshold: the whole passed it.
 PART_MARGIN = 0.08
 LEXICAL_WEIGHT = 0.35
+# The fragment's own retrieval score: a sentence in the best-matching section is likelier the answer.
+FRAGMENT_WEIGHT = 0.0
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -52,18 +54,18 @@ _CLAUSE = re.compile(
 _FOLLOW_UP = re.compile(r"^(and|also|what about|how about|same|but)\b|\b(that|it|this|those|these|them|there|one)\b")
 
 
+def stem(word: str) -> str:
+    """A light plural stemmer: enough to match "wardrobes" with "wardrobe", "vanities" with "vanity"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def key_terms(text: str) -> set[str]:
-    """Content words and figures, lightly stemmed (plural -s, -es dropped)."""
-    terms = set()
-    for word in _WORD.findall(text.lower()):
-        if word in STOPWORDS:
-            continue
-        if len(word) > 4 and word.endswith("es") and not word.endswith("ses"):
-            word = word[:-2]
-        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        terms.add(word)
-    return terms
+    """Content words and figures, lightly stemmed."""
+    return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS}
 
 
 def standalone(question: str, history: Sequence[Turn]) -> str:
@@ -124,7 +126,8 @@ class ExtractiveAnswerer:
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.
                 overlap = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
-                scored.append((float(sim) + LEXICAL_WEIGHT * overlap, number, bare))
+                value = float(sim) + LEXICAL_WEIGHT * overlap + FRAGMENT_WEIGHT * hits[number - 1].score
+                scored.append((value, number, bare))
             scored.sort(key=lambda item: -item[0])
             results.append(scored)
         return results

@@ -10,7 +10,7 @@ from pathlib import Path
 from core.errors import ConfigError
 
 # Derived on the demo knowledge base with `verbatim calibrate` (see README, "The similarity floor").
-DEFAULT_MIN_SIMILARITY = 0.30
+DEFAULT_MIN_SIMILARITY = 0.40
 
 
 @dataclass(frozen=True)

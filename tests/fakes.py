@@ -113,3 +113,40 @@ class FakeServer:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+_BLOCK = re.compile(r"^\[(\d+)\] (.+?)\n(.*?)(?=\n\n\[\d+\] |\n\nQuestion: )", re.DOTALL | re.MULTILINE)
+
+
+def prompt_fragments(request: Recorded) -> dict[int, str]:
+    """The numbered fragments an answer request showed the model: {n: text}."""
+    user = request.body["messages"][-1]["content"]
+    return {int(m.group(1)): m.group(3) for m in _BLOCK.finditer(user)}
+
+
+def chat_reply(content: str | dict[str, Any], status: int = 200, **kwargs: Any) -> Reply:
+    """A chat-completions reply whose message content is `content` (a dict is sent as JSON text)."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    return Reply(status, {"choices": [{"message": {"role": "assistant", "content": text}}]}, **kwargs)
+
+
+def quoting(*needles: str, found: bool = True) -> Callable[[Recorded], Reply]:
+    """A fake model that quotes, for each needle, the sentence of a shown fragment holding it."""
+
+    def handler(request: Recorded) -> Reply:
+        if "standalone question" in request.body["messages"][0]["content"]:
+            return chat_reply({"question": request.body["messages"][-1]["content"].rsplit(":", 1)[-1].strip()})
+        statements = []
+        for needle in needles:
+            for number, text in prompt_fragments(request).items():
+                for line in text.splitlines():
+                    if needle in line:
+                        quote = line.lstrip("- ").strip()
+                        statements.append({"text": f"About {needle}.", "fragment": number, "quote": quote})
+                        break
+                else:
+                    continue
+                break
+        return chat_reply({"found": found and bool(statements), "statements": statements})
+
+    return handler

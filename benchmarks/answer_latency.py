@@ -1,0 +1,55 @@
+"""Answer latency per stage on the demo knowledge base, extractive answerer, model loaded.
+
+Run: python benchmarks/answer_latency.py [ROUNDS]
+Asks every question of evals/demo.jsonl ROUNDS times (default 3) after one warm-up pass and
+prints p50/p95 per stage. Prints figures only; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.evaluation import load_questions  # noqa: E402
+from core.knowledge import SCOPES  # noqa: E402
+from core.pipeline import Pipeline  # noqa: E402
+from core.settings import Settings  # noqa: E402
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    questions = load_questions(ROOT / "evals" / "demo.jsonl")
+    with tempfile.TemporaryDirectory() as tmp:
+        pipeline = Pipeline(Settings(knowledge_dir=ROOT / "knowledge", data_dir=Path(tmp)))
+        pipeline.knowledge.sync()
+        cold: list[float] = []
+        for q in questions:  # warm-up: loads the model, fills the sentence cache
+            cold.append(pipeline.answer(q.question, SCOPES[q.audience]).timings_ms["total"])
+        stages: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for q in questions:
+                for stage, ms in pipeline.answer(q.question, SCOPES[q.audience]).timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
+        pipeline.close()
+    print(f"{len(questions)} questions x {rounds} rounds, extractive answerer, after a warm-up pass")
+    print(
+        f"  warm-up pass (first sight of each fragment's sentences): p50 {np.percentile(cold, 50):.1f} ms, "
+        f"p95 {np.percentile(cold, 95):.1f} ms"
+    )
+    for stage in ("embed", "search", "answer", "verify", "total"):
+        values = stages.get(stage, [])
+        if values:
+            print(
+                f"  {stage:<7} p50 {np.percentile(values, 50):6.2f} ms   p95 {np.percentile(values, 95):6.2f} ms"
+                f"   (n={len(values)})"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Measuring answer quality: a question file, the same pipeline the bots use, and metrics."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.answers import Answer
+from core.errors import VerbatimError
+from core.extractive import ExtractiveAnswerer
+from core.knowledge import SCOPES, KnowledgeBase
+from core.pipeline import Pipeline
+from core.quotes import locate
+from core.settings import Settings
+
+
+class QuestionFileError(VerbatimError):
+    """Raised when a question file can't be read or a line is malformed."""
+
+
+@dataclass(frozen=True)
+class GoldQuestion:
+    id: str
+    question: str
+    expect: str  # "answer" or "refuse"
+    documents: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    quote_contains: tuple[str, ...] = ()
+    audience: str = "public"
+    category: str = ""
+
+
+def load_questions(path: Path) -> list[GoldQuestion]:
+    """One JSON object per line; blank lines and `#` lines are skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionFileError(f"The question file {path} can't be read ({exc}).") from exc
+    questions: list[GoldQuestion] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path.name} line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionFileError(f"{where} is not valid JSON ({exc.msg}).") from None
+        if not isinstance(data, dict):
+            raise QuestionFileError(f"{where} is not a JSON object.")
+        question = data.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise QuestionFileError(f'{where} has no "question" text.')
+        expect = data.get("expect")
+        if expect not in ("answer", "refuse"):
+            raise QuestionFileError(f'{where}: "expect" must be "answer" or "refuse", not {expect!r}.')
+        audience = data.get("audience", "public")
+        if audience not in SCOPES:
+            raise QuestionFileError(f'{where}: "audience" must be public or internal, not {audience!r}.')
+        lists = {}
+        for key in ("documents", "sections", "quote_contains"):
+            value = data.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise QuestionFileError(f'{where}: "{key}" must be a list of strings.')
+            lists[key] = tuple(value)
+        if expect == "answer" and not lists["documents"]:
+            raise QuestionFileError(f'{where}: an answerable question needs "documents".')
+        qid = str(data.get("id") or f"line-{number}")
+        if qid in seen:
+            raise QuestionFileError(f"{where}: the id {qid!r} is used twice.")
+        seen.add(qid)
+        questions.append(
+            GoldQuestion(qid, question, expect, audience=audience, category=str(data.get("category", "")), **lists)
+        )
+    if not questions:
+        raise QuestionFileError(f"The question file {path} holds no questions.")
+    return questions
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One question's result and its verdict."""
+
+    gold: GoldQuestion
+    answer: Answer
+    hit: bool
+    correct: bool
+    unverified_shown: int
+
+    @property
+    def verdict(self) -> str:
+        if self.gold.expect == "answer":
+            if self.correct:
+                return "correct"
+            return "false refusal" if not self.answer.answered else "wrong quotes"
+        return "refused" if not self.answer.answered else "answered (should refuse)"
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in ("correct", "refused")
+
+
+def judge(gold: GoldQuestion, answer: Answer) -> Outcome:
+    def wanted(document: str, section: str) -> bool:
+        if document not in gold.documents:
+            return False
+        return not gold.sections or any(s.lower() in section.lower() for s in gold.sections)
+
+    hit = any(wanted(h.fragment.document, h.fragment.section_path) for h in answer.retrieved)
+    quotes = [q for s in answer.statements for q in s.quotes]
+    # Re-verify what is shown, independently of the pipeline: it must always be 0.
+    by_id = {h.fragment_id: h.fragment.text for h in answer.retrieved}
+    unverified = sum(1 for q in quotes if locate(q.text, by_id.get(q.fragment_id, "")) is None)
+    shown = " ".join(q.text for q in quotes if q.document in gold.documents)
+    correct = (
+        gold.expect == "answer"
+        and answer.answered
+        and any(q.document in gold.documents for q in quotes)
+        and all(needle.lower() in shown.lower() for needle in gold.quote_contains)
+    )
+    return Outcome(gold, answer, hit, correct, unverified)
+
+
+@dataclass
+class Report:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, Any]:
+        answerable = [o for o in self.outcomes if o.gold.expect == "answer"]
+        refusable = [o for o in self.outcomes if o.gold.expect == "refuse"]
+        out_of_domain = [o for o in refusable if o.gold.category == "out_of_domain"]
+
+        def rate(items: list[Outcome], test: Callable[[Outcome], bool]) -> float:
+            return round(sum(1 for o in items if test(o)) / len(items), 4) if items else 0.0
+
+        stages: dict[str, list[float]] = {}
+        for o in self.outcomes:
+            for stage, ms in o.answer.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
+        latency = {
+            stage: {"p50": round(float(np.percentile(v, 50)), 2), "p95": round(float(np.percentile(v, 95)), 2)}
+            for stage, v in stages.items()
+        }
+        return {
+            "questions": len(self.outcomes),
+            "answerable": len(answerable),
+            "must_refuse": len(refusable),
+            "hit_at_5": rate(answerable, lambda o: o.hit),
+            "answered_rate": rate(answerable, lambda o: o.answer.answered),
+            "correct_rate": rate(answerable, lambda o: o.correct),
+            "false_refusals": sum(1 for o in answerable if not o.answer.answered),
+            "refusal_rate": rate(refusable, lambda o: not o.answer.answered),
+            "out_of_domain_refusal_rate": rate(out_of_domain, lambda o: not o.answer.answered),
+            "refusal_reasons": dict(Counter(o.answer.reason or "answered" for o in refusable)),
+            "unverified_quotes_shown": sum(o.unverified_shown for o in self.outcomes),
+            "model_calls": sum(o.answer.model_calls for o in self.outcomes),
+            "latency_ms": latency,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metrics": self.metrics(),
+            "questions": [
+                {
+                    "id": o.gold.id,
+                    "question": o.gold.question,
+                    "expect": o.gold.expect,
+                    "verdict": o.verdict,
+                    "ok": o.ok,
+                    "retrieval_hit": o.hit,
+                    "answer": o.answer.to_json(),
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+def evaluate(
+    questions: list[GoldQuestion],
+    settings: Settings,
+    progress: Callable[[Outcome], None] | None = None,
+) -> Report:
+    """Index `settings.knowledge_dir` into a throwaway data folder and ask every question."""
+    with tempfile.TemporaryDirectory(prefix="verbatim-eval-") as tmp:
+        local = replace(settings, data_dir=Path(tmp))
+        pipeline = Pipeline(local)
+        try:
+            pipeline.knowledge.sync()
+            report = Report()
+            for gold in questions:
+                answer = pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval")
+                outcome = judge(gold, answer)
+                report.outcomes.append(outcome)
+                if progress:
+                    progress(outcome)
+            return report
+        finally:
+            pipeline.close()
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    floor: float
+    threshold: float
+    answered: float
+    correct: float
+    refused: float
+    out_of_domain_refused: float
+
+
+def sweep(
+    questions: list[GoldQuestion],
+    settings: Settings,
+    floors: list[float],
+    thresholds: list[float],
+) -> Iterator[SweepRow]:
+    """Rates for every (similarity floor, found-threshold) pair, from one retrieval per question."""
+    with tempfile.TemporaryDirectory(prefix="verbatim-calibrate-") as tmp:
+        kb = KnowledgeBase(replace(settings, data_dir=Path(tmp)))
+        kb.sync()
+        answerer = ExtractiveAnswerer(kb.embedder)
+        # Lowering the floor only appends lower-scored hits, so one wide retrieval serves every floor.
+        wide = [kb.retrieve(q.question, SCOPES[q.audience], floor=-1.0).hits for q in questions]
+        for floor in floors:
+            for threshold in thresholds:
+                answerer.found_threshold = threshold
+                answered = correct = refused = ood_refused = 0
+                for gold, hits in zip(questions, wide, strict=True):
+                    kept = [h for h in hits if h.score >= floor]
+                    draft = answerer.answer(gold.question, kept) if kept else None
+                    shown = [kept[c.fragment - 1] for c in draft.claims] if draft and draft.found else []
+                    texts = " ".join(c.quote for c in draft.claims) if draft and draft.found else ""
+                    if gold.expect == "answer":
+                        answered += bool(shown)
+                        correct += (
+                            bool(shown)
+                            and any(h.fragment.document in gold.documents for h in shown)
+                            and all(n.lower() in texts.lower() for n in gold.quote_contains)
+                        )
+                    else:
+                        refused += not shown
+                        ood_refused += not shown and gold.category == "out_of_domain"
+                n_answer = sum(q.expect == "answer" for q in questions) or 1
+                n_refuse = sum(q.expect == "refuse" for q in questions) or 1
+                n_ood = sum(q.category == "out_of_domain" for q in questions) or 1
+                yield SweepRow(
+                    floor,
+                    threshold,
+                    answered / n_answer,
+                    correct / n_answer,
+                    refused / n_refuse,
+                    ood_refused / n_ood,
+                )
+        kb.close()
