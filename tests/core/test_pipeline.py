@@ -198,7 +198,9 @@ def test_fenced_json_with_prose_is_parsed(llm, fake_server):
     def fenced(request):
         number = next(n for n, t in prompt_fragments(request).items() if "520 EUR" in t)
         quote = "Solid walnut worktop, 38 mm: 520 EUR per running metre."
-        body = json.dumps({"found": True, "statements": [{"text": "Walnut is 520.", "fragment": number, "quote": quote}]})
+        body = json.dumps(
+            {"found": True, "statements": [{"text": "Walnut is 520.", "fragment": number, "quote": quote}]}
+        )
         return chat_reply(f"Here is the answer:\n```json\n{body}\n```\nHope that helps.")
 
     fake_server.handler = fenced
