@@ -130,6 +130,26 @@ def cmd_check(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     return 0 if passed == len(results) else 1
 
 
+def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """One process per surface (see Procfile); settings are checked before anything connects."""
+    logging.getLogger().setLevel(logging.INFO)
+    if args.surface == "slack":
+        from bot.slack import serve as serve_slack
+        from bot.slack import slack_settings
+
+        surface_settings = slack_settings()
+        pipeline = open_pipeline(settings, out, quiet=False)
+        serve_slack(surface_settings, pipeline)
+    else:
+        from bot.telegram import serve as serve_telegram
+        from bot.telegram import telegram_settings
+
+        telegram = telegram_settings()
+        pipeline = open_pipeline(settings, out, quiet=False)
+        serve_telegram(telegram, pipeline)
+    return 0
+
+
 def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     path = settings.data_dir / RUNLOG_FILE
     if not path.exists():
@@ -189,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="self-check the anti-invention mechanics (offline, no model)")
     check.set_defaults(run=cmd_check)
+
+    serve = commands.add_parser("serve", help="run a chat bot: slack or telegram")
+    serve.add_argument("surface", choices=("slack", "telegram"))
+    _common(serve)
+    serve.set_defaults(run=cmd_serve)
 
     log_ = commands.add_parser("log", help="show recent run-log entries")
     log_.add_argument("--tail", type=int, default=10, metavar="N")

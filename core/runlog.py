@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.answers import Answer, Turn
+from core.answers import Answer, Quote, Statement, Turn
 from core.errors import RunLogError
+from core.fragments import SECTION_SEPARATOR
 from core.index import migrate
 
 RUNLOG_FILE = "runlog.sqlite3"
@@ -150,6 +151,45 @@ class RunLog:
             texts = [s["text"] for s in json.loads(statements)]
             turns.append(Turn(question, " ".join(texts) if kind == "answered" else "(not in the knowledge base)"))
         return turns
+
+    def answer(self, answer_id: str) -> Answer | None:
+        """A logged answer, rebuilt for showing again (without its retrieval details)."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT id, question, kind, reason, statements, discarded, answerer, timings FROM entries WHERE id = ?",
+                (answer_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        statements = tuple(
+            Statement(
+                s["text"],
+                tuple(
+                    Quote(
+                        q["text"],
+                        q["fragment_id"],
+                        q["document"],
+                        q["title"],
+                        tuple(q["section"].split(SECTION_SEPARATOR)) if q["section"] else (),
+                        q["position"],
+                        q["of"],
+                    )
+                    for q in s["quotes"]
+                ),
+            )
+            for s in json.loads(row[4])
+        )
+        return Answer(
+            id=row[0],
+            question=row[1],
+            kind=row[2],
+            reason=row[3],
+            statements=statements,
+            discarded=row[5],
+            retrieved=(),
+            timings_ms=json.loads(row[7]),
+            answerer=row[6],
+        )
 
     def tail(self, n: int = 10) -> list[Entry]:
         with self._lock:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs
 
 import numpy as np
 
@@ -72,11 +73,15 @@ class FakeServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                try:
-                    body: Any = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                body: Any
+                if "form-urlencoded" in (self.headers.get("content-type") or ""):
+                    body = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+                else:
+                    try:
+                        body = json.loads(raw) if raw else None
+                    except ValueError:
+                        body = raw.decode("utf-8", "replace")
+                record = Recorded(self.path.split("?")[0], {k.lower(): v for k, v in self.headers.items()}, body)
                 outer.requests.append(record)
                 if outer.script:
                     reply = outer.script.pop(0)

@@ -1,0 +1,60 @@
+"""Slack settings, read once from the environment; a bad value stops start-up with one sentence."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    bot_token: str
+    mode: str = "socket"  # or "http"
+    app_token: str = ""
+    signing_secret: str = ""
+    port: int = 3000
+    api_url: str = ""
+    public_channels: frozenset[str] = frozenset()
+
+    def __repr__(self) -> str:
+        return f"SlackSettings(mode={self.mode!r}, port={self.port}, api_url={self.api_url!r})"
+
+
+def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
+    env = os.environ if env is None else env
+
+    def get(name: str) -> str:
+        return env.get(name, "").strip()
+
+    mode = (get("SLACK_MODE") or "socket").lower()
+    if mode not in ("socket", "http"):
+        raise ConfigError(f"SLACK_MODE must be socket or http, not {mode!r}.")
+    bot_token = get("SLACK_BOT_TOKEN")
+    if not bot_token:
+        raise ConfigError("SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from your Slack app.")
+    if not bot_token.startswith("xoxb-"):
+        raise ConfigError("SLACK_BOT_TOKEN must be a bot token starting with xoxb-.")
+    app_token = get("SLACK_APP_TOKEN")
+    signing_secret = get("SLACK_SIGNING_SECRET")
+    if mode == "socket":
+        if not app_token:
+            raise ConfigError(
+                "SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-…) with connections:write."
+            )
+        if not app_token.startswith("xapp-"):
+            raise ConfigError("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
+    elif not signing_secret:
+        raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it to verify Slack's requests.")
+    raw_port = get("PORT") or "3000"
+    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
+        raise ConfigError(f"PORT must be a port number, not {raw_port!r}.")
+    api_url = get("SLACK_API_URL")
+    if api_url and not api_url.startswith(("http://", "https://")):
+        raise ConfigError(f"SLACK_API_URL must start with http:// or https://, not {api_url!r}.")
+    if api_url and not api_url.endswith("/"):
+        api_url += "/"
+    channels = frozenset(c.strip() for c in get("SLACK_PUBLIC_CHANNELS").split(",") if c.strip())
+    return SlackSettings(bot_token, mode, app_token, signing_secret, int(raw_port), api_url, channels)

@@ -1,0 +1,140 @@
+"""A fake Slack Web API on 127.0.0.1 and helpers to deliver signed events to a real Bolt app."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from slack_bolt.request import BoltRequest
+from slack_sdk.signature import SignatureVerifier
+
+from bot.slack import build_app
+from bot.slack.config import SlackSettings
+from core.knowledge import KnowledgeBase
+from core.pipeline import Pipeline
+from tests.fakes import FakeServer, Recorded, Reply
+
+SECRET = "test-signing-secret"
+BOT_TOKEN = "xoxb-test-token"
+_ts = itertools.count(1)
+
+
+def slack_api(request: Recorded) -> Reply:
+    method = request.path.rsplit("/", 1)[-1]
+    if method == "auth.test":
+        return Reply(
+            200,
+            {
+                "ok": True,
+                "user_id": "UBOT",
+                "bot_id": "BBOT",
+                "team_id": "T1",
+                "team": "Test",
+                "url": "https://test.slack.com/",
+                "user": "verbatim",
+            },
+        )
+    if method in ("chat.postMessage", "chat.postEphemeral", "chat.update"):
+        return Reply(200, {"ok": True, "channel": "C1", "ts": f"1800000000.{next(_ts):06d}", "message_ts": "1"})
+    return Reply(200, {"ok": True})
+
+
+class FakeSlack:
+    def __init__(self, server: FakeServer) -> None:
+        self.server = server
+
+    def calls(self, method: str) -> list[Recorded]:
+        return [r for r in self.server.requests if r.path.endswith("/" + method)]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[Recorded]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.calls(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"expected {count} {method} calls, saw {len(self.calls(method))}")
+
+    def settle(self, seconds: float = 0.5) -> None:
+        time.sleep(seconds)
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeServer(slack_api) as server:
+        yield FakeSlack(server)
+
+
+@pytest.fixture
+def pipeline(settings, local_embedder) -> Pipeline:
+    kb = KnowledgeBase(settings, local_embedder)
+    kb.sync()
+    return Pipeline(settings, kb)
+
+
+@pytest.fixture
+def make_app(fake_slack, pipeline) -> Callable[..., Any]:
+    def make(public_channels: frozenset[str] = frozenset(), the_pipeline: Pipeline | None = None):
+        settings = SlackSettings(
+            bot_token=BOT_TOKEN,
+            mode="http",
+            signing_secret=SECRET,
+            api_url=fake_slack.server.url + "/api/",
+            public_channels=public_channels,
+        )
+        return build_app(settings, the_pipeline or pipeline)
+
+    return make
+
+
+def signed_headers(body: str, content_type: str = "application/json", secret: str = SECRET) -> dict[str, str]:
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body)
+    return {
+        "content-type": content_type,
+        "x-slack-request-timestamp": timestamp,
+        "x-slack-signature": signature,
+    }
+
+
+_event_ids = itertools.count(1)
+
+
+def event_body(event: dict[str, Any], event_id: str | None = None) -> str:
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_event_ids):06d}",
+            "event_time": 1700000000,
+            "event": event,
+            "authorizations": [{"team_id": "T1", "user_id": "UBOT", "is_bot": True}],
+        }
+    )
+
+
+def mention(text: str, channel: str = "C1", ts: str = "1700000000.000100", **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "app_mention",
+        "user": "U1",
+        "text": f"<@UBOT> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+        **extra,
+    }
+
+
+def dispatch(app, body: str, content_type: str = "application/json", **headers: str):
+    return app.dispatch(BoltRequest(body=body, headers={**signed_headers(body, content_type), **headers}))
+
+
+def form(**fields: str) -> str:
+    return urlencode(fields)
