@@ -1,0 +1,105 @@
+"""50 Slack events sent at once to the HTTP-mode server: time to ack and to the posted answer.
+
+Run: python benchmarks/slack_load.py [EVENTS]
+A fake Slack Web API on 127.0.0.1 records chat.postMessage; the extractive answerer answers.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.slack import build_app, start_http_server  # noqa: E402
+from bot.slack.config import SlackSettings  # noqa: E402
+from core.pipeline import Pipeline  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from tests.bot.slack.conftest import SECRET, event_body, mention, signed_headers, slack_api  # noqa: E402
+from tests.fakes import FakeServer, Recorded, Reply  # noqa: E402
+
+QUESTIONS = [
+    "how much is a walnut worktop?",
+    "warranty on hinges?",
+    "when is the balance due?",
+    "how heavy is a 3 m oak worktop?",
+    "do you make windows?",
+    "What is the capital of France?",
+]
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    posted: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def api(request: Recorded) -> Reply:
+        if request.path.endswith("chat.postMessage"):
+            with lock:
+                posted[request.body["thread_ts"]] = time.perf_counter()
+        return slack_api(request)
+
+    with FakeServer(api) as slack, tempfile.TemporaryDirectory() as tmp:
+        pipeline = Pipeline(Settings(knowledge_dir=ROOT / "knowledge", data_dir=Path(tmp)))
+        pipeline.knowledge.sync()
+        pipeline.answer("warm up the model", frozenset({"public"}))
+        settings = SlackSettings("xoxb-bench", "http", signing_secret=SECRET, api_url=slack.url + "/api/")
+        port, stop = start_http_server(build_app(settings, pipeline), 0, "127.0.0.1")
+        url = f"http://127.0.0.1:{port}/slack/events"
+        bodies = [
+            (f"1700000100.{i:06d}", event_body(mention(QUESTIONS[i % len(QUESTIONS)], ts=f"1700000100.{i:06d}")))
+            for i in range(n)
+        ]
+        sent: dict[str, float] = {}
+        acked: dict[str, float] = {}
+        statuses: list[int] = []
+        client = httpx.Client(limits=httpx.Limits(max_connections=n))
+
+        def send(item: tuple[str, str]) -> None:
+            ts, body = item
+            sent[ts] = time.perf_counter()
+            response = client.post(url, content=body, headers=signed_headers(body))
+            acked[ts] = time.perf_counter()
+            statuses.append(response.status_code)
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            list(pool.map(send, bodies))
+        deadline = time.monotonic() + 120
+        while len(posted) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)
+        finished = max(posted.values(), default=started)
+        stop.set()
+        posts = sum(1 for r in slack.requests if r.path.endswith("chat.postMessage"))
+
+    ack_ms = [(acked[t] - sent[t]) * 1000 for t in sent]
+    answer_ms = [(posted[t] - sent[t]) * 1000 for t in sent if t in posted]
+    print(f"{n} events sent at once to the HTTP-mode server (extractive answerer)")
+    print(
+        f"  HTTP 200 acks: {statuses.count(200)} of {n}; answers posted: {len(posted)} threads, "
+        f"{posts} chat.postMessage calls (lost: {n - len(posted)}, duplicated: {posts - len(posted)})"
+    )
+    print(
+        f"  event → ack:    p50 {np.percentile(ack_ms, 50):7.1f} ms  p95 {np.percentile(ack_ms, 95):7.1f} ms  "
+        f"max {max(ack_ms):7.1f} ms"
+    )
+    if answer_ms:
+        print(
+            f"  event → answer: p50 {np.percentile(answer_ms, 50):7.1f} ms  p95 {np.percentile(answer_ms, 95):7.1f} ms"
+            f"  max {max(answer_ms):7.1f} ms"
+        )
+    print(f"  first event sent → last answer posted: {(finished - started) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
