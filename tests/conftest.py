@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -53,9 +54,34 @@ def write_kb(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     return write
 
 
+@pytest.fixture(scope="session")
+def demo_index(tmp_path_factory: pytest.TempPathFactory, local_embedder: LocalEmbedder) -> Path:
+    """The demo knowledge base indexed once per run; tests start from a copy (re-indexing is tested on its own)."""
+    from core.index import INDEX_FILE
+    from core.knowledge import KnowledgeBase
+
+    data = tmp_path_factory.mktemp("demo-index")
+    kb = KnowledgeBase(Settings(knowledge_dir=DEMO_KB, data_dir=data), local_embedder)
+    kb.sync()
+    kb.close()
+    return data / INDEX_FILE
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(knowledge_dir=DEMO_KB, data_dir=tmp_path / "data")
+def seed_index(demo_index: Path) -> Callable[[Path], Path]:
+    """Put a copy of the demo index into a data folder; syncing it then finds every file unchanged."""
+
+    def seed(data_dir: Path) -> Path:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(demo_index, data_dir / demo_index.name)
+        return data_dir
+
+    return seed
+
+
+@pytest.fixture
+def settings(tmp_path: Path, seed_index: Callable[[Path], Path]) -> Settings:
+    return Settings(knowledge_dir=DEMO_KB, data_dir=seed_index(tmp_path / "data"))
 
 
 @pytest.fixture

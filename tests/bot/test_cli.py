@@ -1,5 +1,7 @@
 import io
 
+import pytest
+
 from bot.cli import main
 from tests.conftest import DEMO_KB
 
@@ -66,28 +68,27 @@ def test_corrupt_index_is_rebuilt_with_a_notice(tmp_path, capsys):
     assert code == 0 and "damaged" in err and "added 9" in out
 
 
-def kb_args(tmp_path):
-    return ["--knowledge", str(DEMO_KB), "--data", str(tmp_path / "d")]
+@pytest.fixture
+def kb_args(tmp_path, seed_index):
+    return ["--knowledge", str(DEMO_KB), "--data", str(seed_index(tmp_path / "d"))]
 
 
-def test_ask_renders_quotes_with_captions(tmp_path, capsys):
-    code, out, _ = run(["ask", "How much is a walnut worktop?", *kb_args(tmp_path)], capsys)
+def test_ask_renders_quotes_with_captions(kb_args, capsys):
+    code, out, _ = run(["ask", "How much is a walnut worktop?", *kb_args], capsys)
     assert code == 0
     assert "│ Solid walnut worktop, 38 mm: 520 EUR per running metre." in out
     assert "📄 Price list › Worktops · fragment 3 of 7" in out
 
 
-def test_ask_refusal_looks_different(tmp_path, capsys):
-    code, out, _ = run(["ask", "What is the capital of France?", *kb_args(tmp_path)], capsys)
+def test_ask_refusal_looks_different(kb_args, capsys):
+    code, out, _ = run(["ask", "What is the capital of France?", *kb_args], capsys)
     assert code == 0 and "🚫 Not in the knowledge base" in out and "│" not in out
 
 
-def test_ask_json_has_the_contract_fields(tmp_path, capsys):
+def test_ask_json_has_the_contract_fields(kb_args, capsys):
     import json
 
-    code, out, _ = run(
-        ["ask", "How much is a walnut worktop?", "--json", "--audience", "public", *kb_args(tmp_path)], capsys
-    )
+    code, out, _ = run(["ask", "How much is a walnut worktop?", "--json", "--audience", "public", *kb_args], capsys)
     data = json.loads(out)
     assert code == 0 and data["kind"] == "answered" and data["reason"] is None
     quote = data["statements"][0]["quotes"][0]
@@ -103,27 +104,27 @@ def test_check_prints_n_of_n_pass(capsys):
     assert passed == total and int(total) >= 14
 
 
-def test_log_shows_recent_entries(tmp_path, capsys):
-    run(["ask", "How much is a walnut worktop?", *kb_args(tmp_path)], capsys)
+def test_log_shows_recent_entries(tmp_path, kb_args, capsys):
+    run(["ask", "How much is a walnut worktop?", *kb_args], capsys)
     code, out, _ = run(["log", "--tail", "5", "--data", str(tmp_path / "d")], capsys)
     assert code == 0 and "Q: How much is a walnut worktop?" in out and "answered, extractive" in out
 
 
-def test_chat_answers_follow_ups_and_refuses_in_its_own_style(tmp_path, monkeypatch, capsys):
+def test_chat_answers_follow_ups_and_refuses_in_its_own_style(kb_args, monkeypatch, capsys):
     import sys
 
     lines = "How much is a solid oak worktop?\nand how heavy is a 3 m one?\n\nWhat is the capital of France?\n/quit\n"
     monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
-    code, out, _ = run(["chat", *kb_args(tmp_path)], capsys)
+    code, out, _ = run(["chat", *kb_args], capsys)
     assert code == 0
     assert "310 EUR per running metre" in out
     assert "53 kg" in out
     assert "🚫 Not in the knowledge base" in out
 
 
-def test_chat_survives_an_overlong_message(tmp_path, monkeypatch, capsys):
+def test_chat_survives_an_overlong_message(kb_args, monkeypatch, capsys):
     import sys
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("oak " * 5000 + "\n"))
-    code, out, _ = run(["chat", *kb_args(tmp_path)], capsys)
+    code, out, _ = run(["chat", *kb_args], capsys)
     assert code == 0 and "limit is 2,000" in out

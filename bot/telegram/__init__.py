@@ -1,0 +1,74 @@
+"""The Telegram surface: customers message a bot (python-telegram-bot v22, asyncio)."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import BotCommand, Update
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    CallbackQueryHandler,
+    CommandHandler,
+    MessageHandler,
+    filters,
+)
+
+from bot.telegram.config import TelegramSettings, telegram_settings
+from bot.telegram.handlers import Handlers
+from core.pipeline import Pipeline
+
+__all__ = ["TelegramSettings", "build_application", "serve", "telegram_settings"]
+
+log = logging.getLogger(__name__)
+
+COMMANDS = [
+    BotCommand("ask", "Ask a question about our documents"),
+    BotCommand("help", "How to ask, and what the answers show"),
+    BotCommand("start", "What this bot does"),
+]
+
+
+def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Application:
+    """One Application with every handler registered; the Bot API base URL comes from settings."""
+    builder = (
+        Application.builder()
+        .token(settings.token)
+        # Telegram's flood control: wait out RetryAfter and keep within its per-chat limits.
+        .rate_limiter(AIORateLimiter(max_retries=3))
+        .concurrent_updates(16)
+    )
+    if settings.api_base_url:
+        base = settings.api_base_url.rstrip("/")
+        builder = builder.base_url(base).base_file_url(base.removesuffix("/bot") + "/file/bot")
+
+    async def post_init(application: Application) -> None:
+        await application.bot.set_my_commands(COMMANDS)
+
+    application = builder.post_init(post_init).build()
+    handlers = Handlers(pipeline, settings)
+    application.add_handler(CommandHandler("start", handlers.start))
+    application.add_handler(CommandHandler("help", handlers.help))
+    application.add_handler(CommandHandler("ask", handlers.ask_command))
+    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, handlers.text))
+    application.add_handler(CallbackQueryHandler(handlers.feedback, pattern=r"^fb:"))
+    application.add_error_handler(handlers.error)
+    return application
+
+
+def serve(settings: TelegramSettings, pipeline: Pipeline) -> None:
+    """Run until interrupted: long polling, or a webhook on $PORT when TELEGRAM_WEBHOOK_URL is set."""
+    application = build_application(settings, pipeline)
+    if settings.webhook_url:
+        log.warning("Telegram webhook mode: listening on port %d", settings.port)
+        application.run_webhook(
+            listen="0.0.0.0",
+            port=settings.port,
+            url_path=settings.webhook_path,
+            webhook_url=settings.webhook_url,
+            secret_token=settings.webhook_secret,
+            allowed_updates=Update.ALL_TYPES,
+        )
+    else:
+        log.warning("Telegram long polling: started")
+        application.run_polling(allowed_updates=Update.ALL_TYPES)

@@ -1,0 +1,69 @@
+"""Telegram settings, read once from the environment; a bad value stops start-up with one sentence."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from core.errors import ConfigError
+
+_TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{30,}$")
+_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+
+
+@dataclass(frozen=True)
+class TelegramSettings:
+    token: str
+    webhook_url: str = ""
+    webhook_secret: str = ""
+    port: int = 8443
+    api_base_url: str = ""
+    audience: str = "public"
+    questions_per_minute: int = 5
+    company: str = "our company"
+
+    @property
+    def webhook_path(self) -> str:
+        return urlparse(self.webhook_url).path.lstrip("/") or "telegram"
+
+    def __repr__(self) -> str:
+        return f"TelegramSettings(webhook_url={self.webhook_url!r}, port={self.port}, audience={self.audience!r})"
+
+
+def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
+    env = os.environ if env is None else env
+
+    def get(name: str) -> str:
+        return env.get(name, "").strip()
+
+    token = get("TELEGRAM_BOT_TOKEN")
+    if not token:
+        raise ConfigError("TELEGRAM_BOT_TOKEN is not set: create a bot with @BotFather and copy its token.")
+    if not _TOKEN.match(token):
+        raise ConfigError("TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then 30+ characters).")
+    webhook_url = get("TELEGRAM_WEBHOOK_URL")
+    secret = get("TELEGRAM_WEBHOOK_SECRET")
+    if webhook_url:
+        if not webhook_url.startswith("https://") and not webhook_url.startswith("http://127.0.0.1"):
+            raise ConfigError("TELEGRAM_WEBHOOK_URL must be an https:// address that Telegram can reach.")
+        if not secret:
+            raise ConfigError("TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it to reject forged updates.")
+        if not _SECRET.match(secret):
+            raise ConfigError("TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and -, at most 256 of them.")
+    raw_port = get("PORT") or "8443"
+    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
+        raise ConfigError(f"PORT must be a port number, not {raw_port!r}.")
+    base = get("TELEGRAM_API_BASE_URL")
+    if base and not base.startswith(("http://", "https://")):
+        raise ConfigError(f"TELEGRAM_API_BASE_URL must start with http:// or https://, not {base!r}.")
+    audience = (get("TELEGRAM_AUDIENCE") or "public").lower()
+    if audience not in ("public", "internal"):
+        raise ConfigError(f"TELEGRAM_AUDIENCE must be public or internal, not {audience!r}.")
+    raw_rate = get("TELEGRAM_QUESTIONS_PER_MINUTE") or "5"
+    if not raw_rate.isdigit() or int(raw_rate) < 1:
+        raise ConfigError(f"TELEGRAM_QUESTIONS_PER_MINUTE must be a whole number above 0, not {raw_rate!r}.")
+    company = get("VERBATIM_COMPANY_NAME") or "our company"
+    return TelegramSettings(token, webhook_url, secret, int(raw_port), base, audience, int(raw_rate), company)

@@ -1,0 +1,292 @@
+import asyncio
+import html.parser
+import json
+
+import httpx
+import pytest
+
+from bot.telegram.config import telegram_settings
+from bot.telegram.render import LIMIT, messages
+from core.answers import Answer, Quote, Statement
+from core.errors import ConfigError
+from tests.bot.telegram.conftest import (
+    TOKEN,
+    group_message,
+    mention_entities,
+    polling,
+    private_message,
+    start,
+    stop,
+)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def ask_privately(make_application, bot_api, updates, count=None, **overrides):
+    application = make_application(**overrides)
+    await polling(application, bot_api, [updates])
+    try:
+        return await bot_api.wait_for("sendMessage", count or len(updates))
+    finally:
+        await stop(application)
+
+
+def test_private_question_is_answered_as_a_reply_with_blockquote_and_caption(make_application, bot_api):
+    update = private_message("how much is a walnut worktop?")
+    sent = run(ask_privately(make_application, bot_api, [update]))[0].body
+    assert sent["reply_parameters"]["message_id"] == update["message"]["message_id"]
+    assert sent["parse_mode"] == "HTML"
+    assert "<blockquote>Solid walnut worktop, 38 mm: 520 EUR per running metre.</blockquote>" in sent["text"]
+    assert "<i>📄 Price list › Worktops · fragment 3 of 7" in sent["text"]
+    buttons = sent["reply_markup"]["inline_keyboard"][0]
+    assert [b["text"] for b in buttons] == ["👍", "👎"] and buttons[0]["callback_data"].startswith("fb:up:")
+    assert bot_api.calls("sendChatAction")[0].body["action"] == "typing"
+    assert bot_api.calls("setMyCommands"), "the command list is published at start-up"
+
+
+def test_refusal_is_a_distinct_style_without_quotes(make_application, bot_api):
+    sent = run(ask_privately(make_application, bot_api, [private_message("What is the capital of France?")]))[0].body
+    assert sent["text"].startswith("🚫 <b>Not in the knowledge base</b>")
+    assert "<blockquote>" not in sent["text"]
+
+
+def test_an_internal_only_fact_is_refused_to_customers(make_application, bot_api):
+    question = "how much discount can a salesperson give without approval?"
+    sent = run(ask_privately(make_application, bot_api, [private_message(question)]))[0].body
+    assert "Not in the knowledge base" in sent["text"]
+    assert "Discount authority" not in sent["text"] and "5%" not in sent["text"]
+
+
+def test_group_chatter_is_ignored_and_mentions_replies_and_ask_are_answered(make_application, bot_api, pipeline):
+    async def scenario():
+        application = make_application()
+        text = "@verbatim_test_bot how much is a walnut worktop?"
+        chatter = group_message("anyone for lunch?")
+        mentioned = group_message(text, entities=mention_entities(text))
+        asked = group_message(
+            "/ask how long is the warranty on hinges?", entities=[{"type": "bot_command", "offset": 0, "length": 4}]
+        )
+        await polling(application, bot_api, [[chatter, mentioned, asked]])
+        try:
+            sent = await bot_api.wait_for("sendMessage", 2)
+            reply_to_bot = group_message(
+                "and a beech one?",
+                reply_to_message={
+                    "message_id": 1000,
+                    "date": 1,
+                    "chat": {"id": -100123, "type": "supergroup"},
+                    "from": {"id": 4242, "is_bot": True, "first_name": "Verbatim"},
+                    "text": "...",
+                },
+            )
+            bot_api.updates.append([reply_to_bot])
+            sent = await bot_api.wait_for("sendMessage", 3)
+            await asyncio.sleep(0.3)
+            return sent, chatter, mentioned, asked, reply_to_bot
+        finally:
+            await stop(application)
+
+    _sent, chatter, mentioned, asked, reply_to_bot = run(scenario())
+    replied_to = [s.body["reply_parameters"]["message_id"] for s in bot_api.calls("sendMessage")]
+    assert chatter["message"]["message_id"] not in replied_to
+    assert mentioned["message"]["message_id"] in replied_to
+    assert asked["message"]["message_id"] in replied_to
+    assert reply_to_bot["message"]["message_id"] in replied_to
+    assert len(replied_to) == 3
+
+
+def test_a_reply_to_the_bots_answer_continues_the_conversation(make_application, bot_api):
+    async def scenario():
+        application = make_application()
+        await polling(application, bot_api, [[private_message("How much is a solid oak worktop?")]])
+        try:
+            first = (await bot_api.wait_for("sendMessage"))[0]
+            answer_id = 1000  # the fake numbers the bot's messages from 1000
+            follow = private_message(
+                "and how heavy is a 3 m one?",
+                reply_to_message={
+                    "message_id": answer_id,
+                    "date": 1,
+                    "chat": {"id": 7, "type": "private"},
+                    "from": {"id": 4242, "is_bot": True, "first_name": "Verbatim"},
+                    "text": first.body["text"][:50],
+                },
+            )
+            bot_api.updates.append([follow])
+            return (await bot_api.wait_for("sendMessage", 2))[1].body
+        finally:
+            await stop(application)
+
+    second = run(scenario())
+    assert "53 kg" in second["text"]
+
+
+def test_feedback_buttons_are_recorded_in_the_run_log(make_application, bot_api, pipeline):
+    async def scenario():
+        application = make_application()
+        await polling(application, bot_api, [[private_message("how much is a walnut worktop?")]])
+        try:
+            sent = (await bot_api.wait_for("sendMessage"))[0].body
+            data = sent["reply_markup"]["inline_keyboard"][0][1]["callback_data"]
+            bot_api.updates.append(
+                [
+                    {
+                        "update_id": 99999,
+                        "callback_query": {
+                            "id": "cb1",
+                            "from": {"id": 7, "is_bot": False, "first_name": "U"},
+                            "chat_instance": "x",
+                            "data": data,
+                        },
+                    }
+                ]
+            )
+            return (await bot_api.wait_for("answerCallbackQuery"))[0].body
+        finally:
+            await stop(application)
+
+    answered = run(scenario())
+    assert answered["text"] == "Thanks for the feedback!"
+    assert pipeline.runlog.tail(1)[0].feedback == "down"
+
+
+def test_start_and_help_explain_the_bot(make_application, bot_api):
+    cmd = {"type": "bot_command", "offset": 0, "length": 6}
+    updates = [private_message("/start", entities=[cmd]), private_message("/help", entities=[{**cmd, "length": 5}])]
+    sent = run(ask_privately(make_application, bot_api, updates))
+    texts = " ".join(s.body["text"] for s in sent)
+    assert "quotes the documents word for word" in texts and "/ask" in texts
+
+
+def test_rate_limit_and_length_cap_answer_politely(make_application, bot_api):
+    updates = [private_message("how much is a walnut worktop?", uid=9) for _ in range(3)]
+    updates.append(private_message("oak " * 900, uid=10))
+    sent = run(ask_privately(make_application, bot_api, updates, questions_per_minute=2))
+    texts = [s.body["text"] for s in sent]
+    assert sum("faster than I can keep up" in t for t in texts) == 1
+    assert any("limit is 2,000" in t for t in texts)
+
+
+def test_forum_topic_replies_stay_in_the_topic(make_application, bot_api):
+    text = "@verbatim_test_bot how much is a walnut worktop?"
+    update = group_message(text, entities=mention_entities(text), message_thread_id=77, is_topic_message=True)
+    sent = run(ask_privately(make_application, bot_api, [update]))[0].body
+    assert sent["message_thread_id"] == 77
+
+
+def test_errors_are_logged_then_told_and_the_bot_keeps_running(make_application, bot_api, pipeline, caplog):
+    calls = {"n": 0}
+    original = pipeline.ask
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("index exploded")
+        return original(*args, **kwargs)
+
+    pipeline.ask = flaky
+    updates = [private_message("how much is a walnut worktop?"), private_message("how much is a beech worktop?")]
+    sent = run(ask_privately(make_application, bot_api, updates, count=2))
+    texts = [s.body["text"] for s in sent]
+    assert any("Sorry, something went wrong" in t for t in texts)
+    assert any("260 EUR" in t for t in texts)
+    assert "index exploded" in caplog.text
+
+
+def test_fifty_users_in_one_batch_are_all_answered_once(make_application, bot_api):
+    updates = [private_message("how much is a walnut worktop?", uid=100 + i) for i in range(50)]
+    run(ask_privately(make_application, bot_api, updates))
+    chats = sorted(int(s.body["chat_id"]) for s in bot_api.calls("sendMessage"))
+    assert chats == list(range(100, 150))
+
+
+def test_webhook_accepts_the_right_secret_and_rejects_a_wrong_one(make_application, bot_api, unused_port):
+    async def scenario():
+        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
+        await start(application)
+        await application.updater.start_webhook(
+            listen="127.0.0.1",
+            port=unused_port,
+            url_path="hook",
+            webhook_url=f"http://127.0.0.1:{unused_port}/hook",
+            secret_token="s3cret",
+        )
+        try:
+            url = f"http://127.0.0.1:{unused_port}/hook"
+            body = json.dumps(private_message("how much is a walnut worktop?"))
+            async with httpx.AsyncClient() as client:
+                wrong = await client.post(
+                    url,
+                    content=body,
+                    headers={"content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": "nope"},
+                )
+                right = await client.post(
+                    url,
+                    content=body,
+                    headers={"content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": "s3cret"},
+                )
+            sent = await bot_api.wait_for("sendMessage")
+            return wrong.status_code, right.status_code, sent
+        finally:
+            await stop(application)
+
+    wrong, right, sent = run(scenario())
+    assert wrong == 403 and right == 200
+    assert len(sent) == 1 and "520 EUR" in sent[0].body["text"]
+    assert bot_api.calls("setWebhook")[0].body["secret_token"] == "s3cret"
+
+
+@pytest.fixture
+def unused_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+class TagChecker(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack = []
+
+    def handle_starttag(self, tag, attrs):
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack.pop() == tag, f"unbalanced </{tag}>"
+
+
+def answered(*texts):
+    statements = tuple(Statement(t, (Quote(t, i, "d.md", "Doc <A&B>", ("S",), i, 9),)) for i, t in enumerate(texts, 1))
+    return Answer("a1", "q", "answered", None, statements, 1, (), {}, "extractive")
+
+
+def test_html_survives_angle_brackets_ampersands_and_long_text():
+    long_quote = "Prices < 100 & > 50 apply. " * 300  # ~8,000 characters, far over one message
+    parts = messages(answered("Use <b>bold</b> & <script>", long_quote, "Short one."))
+    assert len(parts) > 1
+    for part in parts:
+        assert len(part) <= LIMIT
+        checker = TagChecker()
+        checker.feed(part)
+        assert checker.stack == []
+        assert "<script>" not in part and "<b>bold</b>" not in part
+    joined = "".join(parts)
+    assert "&lt;script&gt;" in joined and "Doc &lt;A&amp;B&gt;" in joined
+    assert "1 quote could not be verified and was left out" in parts[-1]
+
+
+def test_settings_name_the_variable_that_is_wrong():
+    with pytest.raises(ConfigError, match="TELEGRAM_BOT_TOKEN is not set"):
+        telegram_settings({})
+    with pytest.raises(ConfigError, match="does not look like a bot token"):
+        telegram_settings({"TELEGRAM_BOT_TOKEN": "nope"})
+    with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET is not set"):
+        telegram_settings({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_URL": "https://example.com/hook"})
+    assert telegram_settings({"TELEGRAM_BOT_TOKEN": TOKEN}).audience == "public"
