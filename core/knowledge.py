@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -13,6 +14,8 @@ from core.errors import VerbatimError
 from core.index import Hit, Index, SyncReport
 from core.search import Searcher
 from core.settings import Settings, make_embedder
+
+log = logging.getLogger(__name__)
 
 # A scope names what a surface may read; customers see public documents only.
 SCOPES: dict[str, frozenset[str]] = {
@@ -47,6 +50,7 @@ class KnowledgeBase:
         self.index, self.notice = Index.open_or_rebuild(settings.data_dir)
         self._lock = threading.Lock()
         self._searcher: Searcher | None = None
+        self._synced_at = 0.0
         self.last_report: SyncReport | None = None
 
     def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
@@ -56,7 +60,18 @@ class KnowledgeBase:
             if report.changed or self._searcher is None:
                 self._searcher = Searcher(self.index.load())
             self.last_report = report
+            self._synced_at = time.monotonic()
             return report
+
+    def _resync_if_due(self) -> None:
+        """Pick up documents dropped into the folder while a bot runs; unchanged files cost a hash each."""
+        every = self.settings.resync_seconds
+        if not every or time.monotonic() - self._synced_at < every or self._lock.locked():
+            return
+        try:
+            self.sync()
+        except VerbatimError as exc:  # keep answering from the index as it stands
+            log.warning("re-reading the knowledge folder failed: %s", exc)
 
     @property
     def searcher(self) -> Searcher:
@@ -67,6 +82,7 @@ class KnowledgeBase:
 
     def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
         """Embed the question and rank the fragments the scope may read."""
+        self._resync_if_due()
         searcher = self.searcher
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]

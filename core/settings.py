@@ -29,6 +29,7 @@ class Settings:
     llm_model: str = ""
     llm_api_key: str = ""
     llm_timeout: float = 30.0
+    resync_seconds: float = 60.0
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -92,6 +93,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         llm_model=text("VERBATIM_LLM_MODEL"),
         llm_api_key=text("VERBATIM_LLM_API_KEY"),
         llm_timeout=number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
+        resync_seconds=number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
     )
     if settings.embedder == "remote" and not (settings.embedding_base_url and settings.embedding_model):
         raise ConfigError(

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 
 from bot.slack.config import SlackSettings, slack_settings
 from bot.slack.listeners import register
-from core.errors import ConfigError
+from core.errors import ConfigError, VerbatimError
 from core.pipeline import Pipeline
 
 __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_server"]
@@ -33,6 +33,8 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
         )
     except BoltError as exc:
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
+    except OSError as exc:  # urllib's URLError and socket errors: Slack is out of reach
+        raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
     register(app, pipeline, settings)
     return app
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from telegram import BotCommand, Update
+from telegram.error import InvalidToken, NetworkError
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -16,6 +18,7 @@ from telegram.ext import (
 
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.handlers import Handlers
+from core.errors import ConfigError, VerbatimError
 from core.pipeline import Pipeline
 
 __all__ = ["TelegramSettings", "build_application", "serve", "telegram_settings"]
@@ -59,6 +62,22 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
 def serve(settings: TelegramSettings, pipeline: Pipeline) -> None:
     """Run until interrupted: long polling, or a webhook on $PORT when TELEGRAM_WEBHOOK_URL is set."""
     application = build_application(settings, pipeline)
+    try:
+        asyncio.run(_check(application))  # one clear sentence instead of the library's retry log
+        _run(application, settings)
+    except InvalidToken as exc:
+        raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN: check it with @BotFather.") from exc
+    except NetworkError as exc:
+        raise VerbatimError(f"Could not reach the Telegram Bot API ({exc.message}).") from exc
+
+
+async def _check(application: Application) -> None:
+    async with application.bot:
+        me = await application.bot.get_me()
+    log.warning("Telegram: signed in as @%s", me.username)
+
+
+def _run(application: Application, settings: TelegramSettings) -> None:
     if settings.webhook_url:
         log.warning("Telegram webhook mode: listening on port %d", settings.port)
         application.run_webhook(

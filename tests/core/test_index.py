@@ -122,3 +122,16 @@ def test_audience_filter_is_part_of_the_search(tmp_path, write_kb, fake_embedder
     staff = base.retrieve(question, SCOPES["internal"], floor=-1.0).hits
     assert all(h.fragment.audience == "public" for h in public)
     assert staff[0].fragment.document == "discounts.md"
+
+
+def test_a_running_knowledge_base_picks_up_new_documents(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    base = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data", resync_seconds=0.01), fake_embedder)
+    base.sync()
+    assert not base.retrieve("five year warranty joinery", SCOPES["public"], floor=0.5).hits
+    (kb / "warranty.md").write_text(WARRANTY, encoding="utf-8")
+    import time
+
+    time.sleep(0.02)
+    hits = base.retrieve("five year warranty joinery", SCOPES["public"], floor=0.5).hits
+    assert hits and hits[0].fragment.document == "warranty.md"
