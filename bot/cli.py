@@ -7,10 +7,13 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from bot.console import chat, render
 from core import KnowledgeBase, Settings, VerbatimError, from_env, load_env_file, scope_of
+from core.evaluation import Outcome
 from core.index import SyncReport
 from core.pipeline import Pipeline, clean_question
 from core.runlog import RUNLOG_FILE, RunLog
@@ -150,6 +153,78 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from core.evaluation import evaluate, load_questions
+
+    if args.answerer:
+        settings = replace(settings, answerer=args.answerer)
+        if args.answerer == "llm" and not (settings.llm_base_url and settings.llm_model):
+            raise VerbatimError("--answerer llm needs VERBATIM_LLM_BASE_URL and VERBATIM_LLM_MODEL to be set.")
+    questions = load_questions(Path(args.questions))
+    print(f"Evaluating {len(questions)} questions on {settings.knowledge_dir} ({settings.answerer} answerer)", file=out)
+
+    def show(outcome: Outcome) -> None:
+        answer = outcome.answer
+        detail = answer.reason or ", ".join(dict.fromkeys(q.caption for s in answer.statements for q in s.quotes))
+        print(f"{'ok  ' if outcome.ok else 'MISS'} {outcome.gold.id:<28} {outcome.verdict:<24} {detail}", file=out)
+
+    report = evaluate(questions, settings, progress=show)
+    metrics = report.metrics()
+    latency = metrics["latency_ms"].get("total", {"p50": 0.0, "p95": 0.0})
+    print(file=out)
+    print(f"retrieval hit@5        {metrics['hit_at_5']:.1%} of {metrics['answerable']} answerable", file=out)
+    print(
+        f"answered               {metrics['answered_rate']:.1%}   correct {metrics['correct_rate']:.1%}   "
+        f"false refusals {metrics['false_refusals']}",
+        file=out,
+    )
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(metrics["refusal_reasons"].items()))
+    print(
+        f"refused (must refuse)  {metrics['refusal_rate']:.1%} of {metrics['must_refuse']} ({reasons}); "
+        f"out of domain {metrics['out_of_domain_refusal_rate']:.1%}",
+        file=out,
+    )
+    print(
+        f"unverified quotes shown {metrics['unverified_quotes_shown']}   model calls {metrics['model_calls']}   "
+        f"latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms",
+        file=out,
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+        print(f"Wrote {args.json}", file=out)
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from core.evaluation import load_questions, recommend, sweep
+
+    questions = load_questions(Path(args.questions))
+    floors = [round(0.20 + 0.05 * i, 2) for i in range(7)]
+    thresholds = [round(0.35 + 0.05 * i, 2) for i in range(7)]
+    print(
+        f"Sweeping {len(floors)} floors x {len(thresholds)} found-thresholds over {len(questions)} questions "
+        f"on {settings.knowledge_dir}",
+        file=out,
+    )
+    print(f"{'floor':>6} {'found':>6} {'answered':>9} {'correct':>8} {'refused':>8} {'ood refused':>12}", file=out)
+    rows = list(sweep(questions, settings, floors, thresholds))
+    for row in rows:
+        print(
+            f"{row.floor:6.2f} {row.threshold:6.2f} {row.answered:9.1%} {row.correct:8.1%} {row.refused:8.1%} "
+            f"{row.out_of_domain_refused:12.1%}",
+            file=out,
+        )
+    best = recommend(rows)
+    print(file=out)
+    print(
+        f"Recommended: VERBATIM_MIN_SIMILARITY={best.floor:.2f} VERBATIM_FOUND_THRESHOLD={best.threshold:.2f} "
+        f"(correct {best.correct:.1%}, refused {best.refused:.1%}, out of domain refused "
+        f"{best.out_of_domain_refused:.1%})",
+        file=out,
+    )
+    return 0
+
+
 def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     path = settings.data_dir / RUNLOG_FILE
     if not path.exists():
@@ -214,6 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("surface", choices=("slack", "telegram"))
     _common(serve)
     serve.set_defaults(run=cmd_serve)
+
+    evaluate = commands.add_parser("eval", help="measure answer quality on a question file")
+    evaluate.add_argument("questions", metavar="QUESTIONS.jsonl")
+    evaluate.add_argument("--answerer", choices=("extractive", "llm"))
+    evaluate.add_argument("--json", metavar="OUT", help="write per-question results and metrics as JSON")
+    evaluate.add_argument("--knowledge", metavar="DIR", help="the documents folder (default: the demo KB)")
+    evaluate.set_defaults(run=cmd_eval)
+
+    calibrate = commands.add_parser("calibrate", help="sweep the similarity floor and found-threshold")
+    calibrate.add_argument("questions", metavar="QUESTIONS.jsonl")
+    calibrate.add_argument("--knowledge", metavar="DIR", help="the documents folder (default: the demo KB)")
+    calibrate.set_defaults(run=cmd_calibrate)
 
     log_ = commands.add_parser("log", help="show recent run-log entries")
     log_.add_argument("--tail", type=int, default=10, metavar="N")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from core.answers import Answer
+from core.embeddings import Embedder
 from core.errors import VerbatimError
 from core.extractive import ExtractiveAnswerer
 from core.knowledge import SCOPES, KnowledgeBase
@@ -186,11 +187,12 @@ def evaluate(
     questions: list[GoldQuestion],
     settings: Settings,
     progress: Callable[[Outcome], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> Report:
     """Index `settings.knowledge_dir` into a throwaway data folder and ask every question."""
     with tempfile.TemporaryDirectory(prefix="verbatim-eval-") as tmp:
         local = replace(settings, data_dir=Path(tmp))
-        pipeline = Pipeline(local)
+        pipeline = Pipeline(local, KnowledgeBase(local, embedder))
         try:
             pipeline.knowledge.sync()
             report = Report()
@@ -213,6 +215,14 @@ class SweepRow:
     correct: float
     refused: float
     out_of_domain_refused: float
+
+
+def recommend(rows: list[SweepRow]) -> SweepRow:
+    """The pair to use: every out-of-domain question refused if any pair manages it, then the most
+    correct answers plus refusals, ties going to more refusals (an honest refusal costs less than
+    an invention) and then to the higher floor."""
+    pool = [r for r in rows if r.out_of_domain_refused >= 1.0] or rows
+    return max(pool, key=lambda r: (round(r.correct + r.refused, 6), r.refused, r.floor, r.threshold))
 
 
 def sweep(

@@ -19,9 +19,8 @@ from core.answers import Claim, Draft, Turn
 from core.embeddings import Embedder
 from core.fragments import split_sentences
 from core.index import Hit
+from core.settings import DEFAULT_FOUND_THRESHOLD
 
-# Derived on the demo gold set with `verbatim calibrate` (see README, "The similarity floor").
-DEFAULT_FOUND_THRESHOLD = 0.50
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
 # A sentence within this much of the best one is also worth quoting (compound questions).
@@ -29,8 +28,6 @@ NEAR_BEST = 0.08
 # A part of a compound question may quote a little below the found-threshold: the whole passed it.
 PART_MARGIN = 0.08
 LEXICAL_WEIGHT = 0.35
-# The fragment's own retrieval score: a sentence in the best-matching section is likelier the answer.
-FRAGMENT_WEIGHT = 0.0
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -126,8 +123,7 @@ class ExtractiveAnswerer:
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.
                 overlap = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
-                value = float(sim) + LEXICAL_WEIGHT * overlap + FRAGMENT_WEIGHT * hits[number - 1].score
-                scored.append((value, number, bare))
+                scored.append((float(sim) + LEXICAL_WEIGHT * overlap, number, bare))
             scored.sort(key=lambda item: -item[0])
             results.append(scored)
         return results

@@ -41,7 +41,7 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
         return LLMAnswerer(
             settings.llm_base_url, settings.llm_model, settings.llm_api_key or None, settings.llm_timeout
         )
-    return ExtractiveAnswerer(embedder)
+    return ExtractiveAnswerer(embedder, settings.found_threshold)
 
 
 def clean_question(text: str) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from core.errors import ConfigError
 
-# Derived on the demo knowledge base with `verbatim calibrate` (see README, "The similarity floor").
+# Both derived on the demo gold set with `verbatim calibrate` (see README, "Measuring answer quality").
 DEFAULT_MIN_SIMILARITY = 0.40
+DEFAULT_FOUND_THRESHOLD = 0.50
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Settings:
     embedding_model: str = ""
     embedding_api_key: str = ""
     min_similarity: float = DEFAULT_MIN_SIMILARITY
+    found_threshold: float = DEFAULT_FOUND_THRESHOLD
     answerer: str = "extractive"
     llm_base_url: str = ""
     llm_model: str = ""
@@ -88,6 +90,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         embedding_model=text("VERBATIM_EMBEDDING_MODEL"),
         embedding_api_key=text("VERBATIM_EMBEDDING_API_KEY"),
         min_similarity=number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
+        found_threshold=number("VERBATIM_FOUND_THRESHOLD", DEFAULT_FOUND_THRESHOLD, -1.0, 3.0),
         answerer=choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm")),
         llm_base_url=text("VERBATIM_LLM_BASE_URL"),
         llm_model=text("VERBATIM_LLM_MODEL"),
