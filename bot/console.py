@@ -42,6 +42,8 @@ def render(answer: Answer, color: bool = False, width: int = 88) -> str:
     if answer.reason == "error":
         lines.append(s("1;33", "⚠  Sorry"))
         lines.append(f"   {ERROR_TEXT}")
+        if answer.error:
+            lines.append(s("2", f"   ({answer.error})"))
         return "\n".join(lines)
     if not answer.answered:
         lines.append(s("1;35", f"🚫 {REFUSAL_HEADING}"))

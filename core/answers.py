@@ -93,6 +93,7 @@ class Answer:
     standalone_question: str = ""
     model_calls: int = 0
     closest: tuple[str, ...] = field(default=())
+    error: str = ""  # for reason "error": one sentence for the operator (never a key); chat users see an apology
 
     @property
     def answered(self) -> bool:
@@ -123,6 +124,7 @@ class Answer:
                 for h in self.retrieved
             ],
             "closest": list(self.closest),
+            "error": self.error or None,
             "answerer": self.answerer,
             "model_calls": self.model_calls,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},

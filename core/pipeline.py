@@ -91,7 +91,9 @@ class Pipeline:
         hits: list[Hit] = []
         standalone = question
 
-        def finish(reason: Reason | None, statements: Sequence[Statement] = (), discarded: int = 0) -> Answer:
+        def finish(
+            reason: Reason | None, statements: Sequence[Statement] = (), discarded: int = 0, error: str = ""
+        ) -> Answer:
             timings["total"] = (time.perf_counter() - started) * 1000
             closest: tuple[str, ...] = ()
             if reason in ("not_found", "unverified"):
@@ -111,6 +113,7 @@ class Pipeline:
                 standalone_question=standalone,
                 model_calls=calls,
                 closest=closest,
+                error=error,
             )
             self.runlog.record(answer, surface, conversation)
             return answer
@@ -137,13 +140,12 @@ class Pipeline:
             if not statements:
                 return finish("unverified", discarded=discarded)  # barrier 3
             return finish(None, statements, discarded)
-        except AnswererError as exc:
-            calls += exc.model_calls
-            log.error("answering failed: %s", exc, exc_info=True)
-            return finish("error")
         except VerbatimError as exc:
-            log.error("answering failed: %s", exc, exc_info=True)
-            return finish("error")
+            # Our own errors carry their sentence; the traceback is for whoever debugs.
+            calls += exc.model_calls if isinstance(exc, AnswererError) else 0
+            log.error("answering failed: %s", exc)
+            log.debug("answering failed", exc_info=True)
+            return finish("error", error=str(exc))
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         return self.runlog.feedback(answer_id, value, surface, who)
