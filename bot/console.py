@@ -7,22 +7,13 @@ import textwrap
 import uuid
 from typing import TextIO
 
-from core.answers import Answer
+from core.answers import REFUSAL_HEADING, Answer, discarded_note
 from core.errors import VerbatimError
 from core.knowledge import SCOPES
 from core.pipeline import Pipeline, clean_question
 
-REFUSAL_HEADING = "Not in the knowledge base"
 REFUSAL_TEXT = "The documents don't cover this question, so there is nothing to quote as an answer."
 ERROR_TEXT = "Sorry, something went wrong while answering. The error was logged; please try again in a moment."
-
-
-def discarded_note(n: int) -> str:
-    return (
-        f"{n} quote could not be verified and was left out"
-        if n == 1
-        else (f"{n} quotes could not be verified and were left out")
-    )
 
 
 class Style:

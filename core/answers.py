@@ -8,6 +8,17 @@ from typing import Any, Literal
 from core.fragments import SECTION_SEPARATOR
 from core.index import Hit
 
+# Wording every surface shares, so the refusal reads the same everywhere.
+REFUSAL_HEADING = "Not in the knowledge base"
+
+
+def discarded_note(n: int) -> str:
+    """The note under an answer some of whose quotes failed verification."""
+    if n == 1:
+        return "1 quote could not be verified and was left out"
+    return f"{n} quotes could not be verified and were left out"
+
+
 Kind = Literal["answered", "refused"]
 Reason = Literal["no_match", "not_found", "unverified", "error"]
 

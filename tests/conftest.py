@@ -88,3 +88,14 @@ def settings(tmp_path: Path, seed_index: Callable[[Path], Path]) -> Settings:
 def fake_server() -> Iterator[FakeServer]:
     with FakeServer() as server:
         yield server
+
+
+@pytest.fixture
+def pipeline(settings: Settings, local_embedder: LocalEmbedder):
+    """The extractive pipeline on (a copy of) the indexed demo knowledge base."""
+    from core.knowledge import KnowledgeBase
+    from core.pipeline import Pipeline
+
+    kb = KnowledgeBase(settings, local_embedder)
+    kb.sync()
+    return Pipeline(settings, kb)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.answers import Answer
+from core.answers import REFUSAL_HEADING, Answer, discarded_note
 
-REFUSAL_HEADING = "Not in the knowledge base"
 REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
 APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
 HINT = "Ask me a question after the mention, for example: _@Verbatim how much is delivery 30 km away?_"
@@ -54,14 +53,6 @@ def _context(mrkdwn: str) -> Block:
 def _quote(text: str) -> list[Block]:
     lines = [f"&gt; {escape(line)}" if line.strip() else "&gt;" for line in text.splitlines()]
     return _section("\n".join(lines))
-
-
-def discarded_note(n: int) -> str:
-    return (
-        f"{n} quote could not be verified and was left out"
-        if n == 1
-        else (f"{n} quotes could not be verified and were left out")
-    )
 
 
 def feedback_actions(answer_id: str) -> Block:

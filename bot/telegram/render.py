@@ -5,10 +5,9 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from core.answers import Answer
+from core.answers import REFUSAL_HEADING, Answer, discarded_note
 
 LIMIT = 4096  # Telegram's limit for one message's text
-REFUSAL_HEADING = "Not in the knowledge base"
 REFUSAL_TEXT = "Our documents don't cover this question, so I won't guess."
 APOLOGY = "Sorry, something went wrong while I was answering. Please try again in a minute."
 
@@ -23,14 +22,6 @@ class Piece:
 
     def html(self, text: str | None = None) -> str:
         return f"{self.open}{html.escape(self.text if text is None else text, quote=False)}{self.close}"
-
-
-def discarded_note(n: int) -> str:
-    return (
-        f"{n} quote could not be verified and was left out"
-        if n == 1
-        else (f"{n} quotes could not be verified and were left out")
-    )
 
 
 def pieces(answer: Answer) -> list[Piece]:

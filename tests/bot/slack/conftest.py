@@ -15,7 +15,6 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.slack import build_app
 from bot.slack.config import SlackSettings
-from core.knowledge import KnowledgeBase
 from core.pipeline import Pipeline
 from tests.fakes import FakeServer, Recorded, Reply
 
@@ -68,13 +67,6 @@ class FakeSlack:
 def fake_slack() -> Iterator[FakeSlack]:
     with FakeServer(slack_api) as server:
         yield FakeSlack(server)
-
-
-@pytest.fixture
-def pipeline(settings, local_embedder) -> Pipeline:
-    kb = KnowledgeBase(settings, local_embedder)
-    kb.sync()
-    return Pipeline(settings, kb)
 
 
 @pytest.fixture

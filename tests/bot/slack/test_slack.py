@@ -17,6 +17,22 @@ from tests.bot.slack.conftest import (
 )
 
 
+def block_action(action_id, value, **extra):
+    """A signed-able block_actions payload for one button click by U1 in C1."""
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T1"},
+        "user": {"id": "U1"},
+        "channel": {"id": "C1"},
+        "api_app_id": "A1",
+        "trigger_id": "t",
+        "container": {"type": "message"},
+        **extra,
+        "actions": [{"action_id": action_id, "block_id": "b", "value": value, "type": "button", "action_ts": "1"}],
+    }
+    return form(payload=json.dumps(payload))
+
+
 def blocks_text(blocks):
     out = []
     for b in blocks:
@@ -122,26 +138,10 @@ def test_feedback_is_recorded_against_the_answer(make_app, fake_slack, pipeline)
     dispatch(app, event_body(mention("how much is a walnut worktop?")))
     post = fake_slack.wait_for("chat.postMessage")[0].body
     answer_id = next(b for b in post["blocks"] if b["type"] == "actions")["elements"][1]["value"]
-    payload = {
-        "type": "block_actions",
-        "team": {"id": "T1"},
-        "user": {"id": "U1"},
-        "channel": {"id": "C1"},
-        "api_app_id": "A1",
-        "trigger_id": "t",
-        "container": {"type": "message"},
-        "message": {"ts": "1800000000.000001", "thread_ts": "1700000000.000100"},
-        "actions": [
-            {
-                "action_id": "verbatim_feedback_down",
-                "block_id": f"feedback:{answer_id}",
-                "value": answer_id,
-                "type": "button",
-                "action_ts": "1",
-            }
-        ],
-    }
-    response = dispatch(app, form(payload=json.dumps(payload)), "application/x-www-form-urlencoded")
+    thread = {"message": {"ts": "1800000000.000001", "thread_ts": "1700000000.000100"}}
+    response = dispatch(
+        app, block_action("verbatim_feedback_down", answer_id, **thread), "application/x-www-form-urlencoded"
+    )
     assert response.status == 200
     fake_slack.wait_for("chat.postEphemeral")
     assert pipeline.runlog.tail(1)[0].feedback == "down"
@@ -191,25 +191,7 @@ def test_ask_command_answers_ephemerally_with_a_post_button(make_app, fake_slack
     assert ephemeral["user"] == "U1" and "520 EUR" in ephemeral["text"]
     share = next(b for b in ephemeral["blocks"] if b["type"] == "actions")["elements"][0]
     assert fake_slack.calls("chat.postMessage") == []
-    payload = {
-        "type": "block_actions",
-        "team": {"id": "T1"},
-        "user": {"id": "U1"},
-        "channel": {"id": "C1"},
-        "api_app_id": "A1",
-        "trigger_id": "t",
-        "container": {"type": "message"},
-        "actions": [
-            {
-                "action_id": "verbatim_share",
-                "block_id": "s",
-                "value": share["value"],
-                "type": "button",
-                "action_ts": "1",
-            }
-        ],
-    }
-    dispatch(app, form(payload=json.dumps(payload)), "application/x-www-form-urlencoded")
+    dispatch(app, block_action("verbatim_share", share["value"]), "application/x-www-form-urlencoded")
     posted = fake_slack.wait_for("chat.postMessage")[0].body
     assert posted["channel"] == "C1" and "520 EUR" in blocks_text(posted["blocks"])
 

@@ -14,8 +14,6 @@ import pytest
 
 from bot.telegram import build_application
 from bot.telegram.config import TelegramSettings
-from core.knowledge import KnowledgeBase
-from core.pipeline import Pipeline
 from tests.fakes import FakeServer, Recorded, Reply
 
 TOKEN = "123456:TEST-token-abcdefghijklmnopqrstuvwxyz"
@@ -98,13 +96,6 @@ def bot_api() -> Iterator[FakeBotAPI]:
     api = FakeBotAPI()
     with api.server:
         yield api
-
-
-@pytest.fixture
-def pipeline(settings, local_embedder) -> Pipeline:
-    kb = KnowledgeBase(settings, local_embedder)
-    kb.sync()
-    return Pipeline(settings, kb)
 
 
 @pytest.fixture
