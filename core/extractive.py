@@ -66,11 +66,12 @@ def key_terms(text: str) -> set[str]:
 
 
 def standalone(question: str, history: Sequence[Turn]) -> str:
-    """A follow-up ("and how much is delivery for that?") joined with the question before it."""
-    if not history:
-        return question
-    words = question.split()
-    if len(words) <= 6 or _FOLLOW_UP.search(question.lower()):
+    """A follow-up ("and how much is delivery for that?") joined with the question before it.
+
+    Only a question that refers back ("and…", "what about…", "that", "it", "one") is joined: a
+    new, self-contained question in the same thread must not drag the old topic along.
+    """
+    if history and _FOLLOW_UP.search(question.lower()):
         return f"{history[-1].question} {question}"
     return question
 

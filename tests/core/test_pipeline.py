@@ -296,3 +296,10 @@ def test_the_key_never_reaches_the_run_log(llm, fake_server):
     llm.answer("How much is a walnut worktop?", PUBLIC)
     assert b"sk-test-secret" not in llm.runlog.path.read_bytes()
     assert "sk-test-secret" not in repr(from_env({"VERBATIM_LLM_API_KEY": "sk-test-secret"}))
+
+
+def test_a_new_self_contained_question_in_a_conversation_is_not_joined_to_the_old_one(extractive):
+    history = [Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")]
+    answer = extractive.answer("warranty on hinges?", PUBLIC, history)
+    assert answer.standalone_question == "warranty on hinges?"
+    assert "2 years" in quotes_of(answer)[0].text
