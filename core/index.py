@@ -161,6 +161,17 @@ class Index:
         progress: Callable[[int, int, str], None] | None = None,
     ) -> SyncReport:
         """Bring the index in line with the folder: add, update, remove; skip unchanged files."""
+        try:
+            return self._sync(knowledge_dir, embedder, progress)
+        except sqlite3.DatabaseError as exc:
+            raise IndexFileError(f"The index file {self.path} could not be updated ({exc}).") from exc
+
+    def _sync(
+        self,
+        knowledge_dir: Path,
+        embedder: Embedder,
+        progress: Callable[[int, int, str], None] | None,
+    ) -> SyncReport:
         started = time.perf_counter()
         files = find_files(knowledge_dir)
         report = SyncReport()
@@ -231,8 +242,10 @@ class Index:
     def _replace(self, doc: Document, fragments: list[Fragment], embedder: Embedder, exists: bool) -> None:
         if not exists:
             with self.db:
+                # ON CONFLICT: another process (the Slack and Telegram bots share a data folder) got there first.
                 self.db.execute(
-                    "INSERT INTO documents (path, sha256, size, state) VALUES (?, ?, ?, 'queued')",
+                    "INSERT INTO documents (path, sha256, size, state) VALUES (?, ?, ?, 'queued') "
+                    "ON CONFLICT(path) DO NOTHING",
                     (doc.path, doc.sha256, doc.size),
                 )
         with self.db:
