@@ -1,5 +1,6 @@
-"""Verbatim's core: documents → fragments → embeddings → index → retrieval (→ answers)."""
+"""Verbatim's core: documents → fragments → embeddings → index → retrieval → answer → verification → run log."""
 
+from core.answers import Answer, Quote, Statement, Turn
 from core.errors import (
     AnswererError,
     ConfigError,
@@ -13,10 +14,13 @@ from core.errors import (
 from core.fragments import Fragment
 from core.index import Hit, SyncReport
 from core.knowledge import SCOPES, KnowledgeBase, Retrieval, scope_of
+from core.pipeline import Pipeline
+from core.runlog import RunLog
 from core.settings import Settings, from_env, load_env_file
 
 __all__ = [
     "SCOPES",
+    "Answer",
     "AnswererError",
     "ConfigError",
     "DocumentError",
@@ -26,10 +30,15 @@ __all__ = [
     "IndexCorrupt",
     "KnowledgeBase",
     "KnowledgeError",
+    "Pipeline",
+    "Quote",
     "Retrieval",
+    "RunLog",
     "RunLogError",
     "Settings",
+    "Statement",
     "SyncReport",
+    "Turn",
     "VerbatimError",
     "from_env",
     "load_env_file",

@@ -10,6 +10,7 @@ not quoted as an answer.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -85,19 +86,24 @@ class ExtractiveAnswerer:
         self.embedder = embedder
         self.found_threshold = found_threshold
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()  # bots answer from several threads at once
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return standalone(question, history), 0
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
         """Sentence vectors, cached: the same fragments come back for many questions."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        with self._cache_lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
-                self._cache[text] = vector
-            while len(self._cache) > 20_000:
-                self._cache.popitem(last=False)
-        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+            fresh = dict(zip(missing, self.embedder.embed(missing), strict=True))
+            known.update(fresh)
+            with self._cache_lock:
+                self._cache.update(fresh)
+                while len(self._cache) > 20_000:
+                    self._cache.popitem(last=False)
+        return np.stack([known[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
 
     def score(self, question: str, hits: Sequence[Hit]) -> list[tuple[float, int, str]]:
         """(score, fragment number, sentence) for every sentence of the hits, best first."""
