@@ -116,7 +116,8 @@ class ExtractiveAnswerer:
             context = ". ".join([f.title, *([f.section_path] if f.section else [])])
             for sentence in split_sentences(f.text):
                 bare = _BULLET.sub("", sentence).strip()
-                if len(bare) >= 8 and not bare.endswith(":"):
+                # Too short to say anything on its own ("Staff only."), or a list's lead-in ("…finished:").
+                if len(bare.split()) >= 3 and not bare.endswith(":"):
                     candidates.append((number, bare, f"{context}. {bare}"))
         if not candidates:
             return [[] for _ in questions]
