@@ -16,36 +16,36 @@ PER_DOCUMENT = 3
 def select(scores: np.ndarray, documents: np.ndarray, floor: float, k: int, per_document: int) -> list[int]:
     """Row numbers of the best `k` scores ≥ `floor`, at most `per_document` from one document.
 
-    argpartition finds the best m rows in O(n) but leaves them unordered, so only those m
-    are sorted; m doubles in the rare case the cap leaves fewer than k among them.
+    The floor is applied first, so at a realistic floor only a handful of rows go further.
+    argpartition then finds the best m of those in O(n) but leaves them unordered, so only
+    those m are sorted; m doubles in the rare case the cap leaves fewer than k among them.
     """
-    eligible = int(np.count_nonzero(scores >= floor))
-    if eligible == 0 or k <= 0:
+    eligible = np.flatnonzero(scores >= floor)
+    if len(eligible) == 0 or k <= 0:
         return []
-    m = min(eligible, k * per_document)
+    values = scores[eligible]
+    m = min(len(eligible), k * per_document)
     while True:
-        if m < len(scores):
-            top = np.argpartition(scores, len(scores) - m)[len(scores) - m :]
+        if m < len(eligible):
+            cut = np.partition(values, len(values) - m)[len(values) - m]
             # Rows tied with the m-th best may sit on either side of the cut: take them all.
-            top = np.flatnonzero(scores >= scores[top].min())
+            top = eligible[values >= cut]
         else:
-            top = np.arange(len(scores))
+            top = eligible
         # Stable order: higher score first, then lower row number, so ties are deterministic.
         top = top[np.lexsort((top, -scores[top]))]
         chosen: list[int] = []
         taken: dict[int, int] = {}
         for row in top:
-            if scores[row] < floor:
-                break
             doc = int(documents[row])
             if taken.get(doc, 0) < per_document:
                 taken[doc] = taken.get(doc, 0) + 1
                 chosen.append(int(row))
                 if len(chosen) == k:
                     return chosen
-        if m >= eligible:
+        if m >= len(eligible):
             return chosen
-        m = min(eligible, m * 2)
+        m = min(len(eligible), m * 2)
 
 
 class Searcher:
