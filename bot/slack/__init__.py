@@ -20,6 +20,16 @@ __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_
 log = logging.getLogger(__name__)
 
 
+class _SameTokenNotice(logging.Filter):
+    """Bolt warns that SLACK_BOT_TOKEN goes unused when a client is given; the client carries that token."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+logging.getLogger("slack_bolt.App").addFilter(_SameTokenNotice())
+
+
 def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
     """A Bolt app wired to the pipeline; checks the bot token with auth.test at start-up."""
     client = WebClient(token=settings.bot_token, base_url=settings.api_url or WebClient.BASE_URL)
