@@ -34,6 +34,9 @@ COMMANDS = [
 
 def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Application:
     """One Application with every handler registered; the Bot API base URL comes from settings."""
+    # httpx logs every request URL at INFO, and the Bot API carries the bot token in its URLs.
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger(noisy).level))
     builder = (
         Application.builder()
         .token(settings.token)

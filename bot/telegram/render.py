@@ -39,7 +39,8 @@ def pieces(answer: Answer) -> list[Piece]:
             out.append(Piece(statement.text + "\n"))
         for quote in quotes:
             out.append(Piece(quote.text, "<blockquote>", "</blockquote>"))
-            out.append(Piece(f"📄 {quote.caption}\n\n", "<i>", "</i>"))
+            out.append(Piece(f"📄 {quote.caption}", "<i>", "</i>"))
+            out.append(Piece("\n\n"))
     if answer.discarded:
         out.append(Piece(f"⚠️ {discarded_note(answer.discarded)}", "<i>", "</i>"))
     return out

@@ -1,4 +1,5 @@
 import asyncio
+import logging
 import html.parser
 import json
 
@@ -291,3 +292,11 @@ def test_settings_name_the_variable_that_is_wrong():
     with pytest.raises(ConfigError, match="TELEGRAM_WEBHOOK_SECRET is not set"):
         telegram_settings({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_URL": "https://example.com/hook"})
     assert telegram_settings({"TELEGRAM_BOT_TOKEN": TOKEN}).audience == "public"
+
+
+def test_the_bot_token_never_reaches_the_logs(make_application, bot_api, caplog):
+    # INFO is what `verbatim serve` logs at (python-telegram-bot itself prints its URLs at DEBUG).
+    with caplog.at_level(logging.INFO):
+        run(ask_privately(make_application, bot_api, [private_message("how much is a walnut worktop?")]))
+    assert caplog.records, "the run logged something"
+    assert TOKEN not in caplog.text and TOKEN.split(":")[1] not in caplog.text
