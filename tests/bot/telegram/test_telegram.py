@@ -1,7 +1,7 @@
 import asyncio
-import logging
 import html.parser
 import json
+import logging
 
 import httpx
 import pytest
