@@ -3,7 +3,7 @@ import logging
 
 import pytest
 
-from core.answers import Turn
+from core.answers import Draft, Turn
 from core.errors import ConfigError
 from core.knowledge import SCOPES, KnowledgeBase
 from core.llm import LLMAnswerer, parse_draft
@@ -94,11 +94,20 @@ def test_a_follow_up_is_retrieved_together_with_the_previous_question(extractive
     assert any("17.7 kg" in q.text or "53 kg" in q.text for q in quotes_of(answer))
 
 
-def test_the_refusal_names_the_closest_sections_without_quoting_them(extractive):
-    answer = extractive.answer("Do you offer instalment plans?", PUBLIC)
-    if answer.reason == "not_found":
-        assert answer.closest and all("›" in c or c for c in answer.closest)
-    assert answer.statements == ()
+def test_the_refusal_names_the_closest_sections_without_quoting_them(settings, knowledge):
+    class SaysNotFound:
+        name = "scripted"
+
+        def rewrite(self, question, history):
+            return question, 0
+
+        def answer(self, question, hits, history=()):
+            return Draft(found=False)
+
+    answer = Pipeline(settings, knowledge, SaysNotFound()).answer("How much is a walnut worktop?", PUBLIC)
+    assert (answer.kind, answer.reason, answer.statements) == ("refused", "not_found", ())
+    assert answer.closest[0] == "Price list › Worktops"
+    assert len(answer.closest) <= 3 and len(set(answer.closest)) == len(answer.closest)
 
 
 def test_json_shape_has_the_contract_fields(extractive):
