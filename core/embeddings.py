@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -138,6 +139,38 @@ class RemoteEmbedder:
         if not rows:
             return np.zeros((0, 1), dtype=np.float32)
         return normalise(np.array(rows, dtype=np.float32))
+
+
+class CachedEmbedder:
+    """Remembers recent vectors by text, so a question embedded for retrieval is not embedded again
+    to score sentences, and the sentences of fragments that keep coming back are embedded once."""
+
+    def __init__(self, inner: Embedder, size: int = 20_000) -> None:
+        self.inner = inner
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the bots answer from several threads at once
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for text in known:
+                self._vectors.move_to_end(text)
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._vectors.update(fresh)
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        if not texts:
+            return self.inner.embed([])
+        return np.stack([known[t] for t in texts])
 
 
 def _file_sha(path: Path) -> str:

@@ -10,11 +10,7 @@ not quoted as an answer.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-
-import numpy as np
 
 from core.answers import Claim, Draft, Turn
 from core.embeddings import Embedder
@@ -83,27 +79,13 @@ class ExtractiveAnswerer:
     name = "extractive"
 
     def __init__(self, embedder: Embedder, found_threshold: float = DEFAULT_FOUND_THRESHOLD) -> None:
+        # Give it the knowledge base's CachedEmbedder: the question was just embedded for retrieval,
+        # and the same fragments' sentences come back for many questions.
         self.embedder = embedder
         self.found_threshold = found_threshold
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()  # bots answer from several threads at once
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return standalone(question, history), 0
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        """Sentence vectors, cached: the same fragments come back for many questions."""
-        with self._cache_lock:
-            known = {t: self._cache[t] for t in texts if t in self._cache}
-        missing = [t for t in dict.fromkeys(texts) if t not in known]
-        if missing:
-            fresh = dict(zip(missing, self.embedder.embed(missing), strict=True))
-            known.update(fresh)
-            with self._cache_lock:
-                self._cache.update(fresh)
-                while len(self._cache) > 20_000:
-                    self._cache.popitem(last=False)
-        return np.stack([known[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
 
     def score(self, question: str, hits: Sequence[Hit]) -> list[tuple[float, int, str]]:
         """(score, fragment number, sentence) for every sentence of the hits, best first."""
@@ -121,7 +103,7 @@ class ExtractiveAnswerer:
                     candidates.append((number, bare, f"{context}. {bare}"))
         if not candidates:
             return [[] for _ in questions]
-        sentence_vectors = self._vectors([c[2] for c in candidates])
+        sentence_vectors = self.embedder.embed([c[2] for c in candidates])
         sentence_terms = [key_terms(c[1]) for c in candidates]
         results = []
         for question, q_vector in zip(questions, self.embedder.embed(questions), strict=True):

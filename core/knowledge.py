@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.embeddings import Embedder
+from core.embeddings import CachedEmbedder, Embedder
 from core.errors import VerbatimError
 from core.index import Hit, Index, SyncReport
 from core.search import Searcher
@@ -46,7 +46,8 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.embedder = embedder or make_embedder(settings)
+        self._model = embedder or make_embedder(settings)
+        self.embedder = CachedEmbedder(self._model)
         self.index, self.notice = Index.open_or_rebuild(settings.data_dir)
         self._lock = threading.Lock()
         self._searcher: Searcher | None = None
@@ -56,7 +57,8 @@ class KnowledgeBase:
     def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
         """Re-index what changed in the knowledge folder and reload the search matrix if needed."""
         with self._lock:
-            report = self.index.sync(Path(self.settings.knowledge_dir), self.embedder, progress)
+            # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
+            report = self.index.sync(Path(self.settings.knowledge_dir), self._model, progress)
             if report.changed or self._searcher is None:
                 self._searcher = Searcher(self.index.load())
             self.last_report = report
