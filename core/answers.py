@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.fragments import SECTION_SEPARATOR
+from core.fragments import SECTION_SEPARATOR, caption
 from core.index import Hit
 
 # Wording every surface shares, so the refusal reads the same everywhere.
@@ -63,8 +63,7 @@ class Quote:
 
     @property
     def caption(self) -> str:
-        head = SECTION_SEPARATOR.join((self.title, *self.section))
-        return f"{head} · fragment {self.position} of {self.of}"
+        return caption(self.title, self.section, self.position, self.of)
 
     def to_json(self) -> dict[str, Any]:
         return {

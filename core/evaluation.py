@@ -17,7 +17,7 @@ from core.embeddings import Embedder
 from core.errors import VerbatimError
 from core.extractive import ExtractiveAnswerer
 from core.knowledge import SCOPES, KnowledgeBase
-from core.pipeline import Pipeline
+from core.pipeline import Pipeline, build_answer, decide
 from core.quotes import locate
 from core.settings import Settings
 
@@ -241,31 +241,18 @@ def sweep(
         for floor in floors:
             for threshold in thresholds:
                 answerer.found_threshold = threshold
-                answered = correct = refused = ood_refused = 0
+                report = Report()
                 for gold, hits in zip(questions, wide, strict=True):
                     kept = [h for h in hits if h.score >= floor]
-                    draft = answerer.answer(gold.question, kept) if kept else None
-                    shown = [kept[c.fragment - 1] for c in draft.claims] if draft and draft.found else []
-                    texts = " ".join(c.quote for c in draft.claims) if draft and draft.found else ""
-                    if gold.expect == "answer":
-                        answered += bool(shown)
-                        correct += (
-                            bool(shown)
-                            and any(h.fragment.document in gold.documents for h in shown)
-                            and all(n.lower() in texts.lower() for n in gold.quote_contains)
-                        )
-                    else:
-                        refused += not shown
-                        ood_refused += not shown and gold.category == "out_of_domain"
-                n_answer = sum(q.expect == "answer" for q in questions) or 1
-                n_refuse = sum(q.expect == "refuse" for q in questions) or 1
-                n_ood = sum(q.category == "out_of_domain" for q in questions) or 1
+                    verdict = decide(answerer, gold.question, kept)
+                    report.outcomes.append(judge(gold, build_answer(gold.question, verdict, kept, answerer.name)))
+                m = report.metrics()
                 yield SweepRow(
                     floor,
                     threshold,
-                    answered / n_answer,
-                    correct / n_answer,
-                    refused / n_refuse,
-                    ood_refused / n_ood,
+                    m["answered_rate"],
+                    m["correct_rate"],
+                    m["refusal_rate"],
+                    m["out_of_domain_refusal_rate"],
                 )
         kb.close()

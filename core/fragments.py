@@ -15,6 +15,11 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
 
 
+def caption(title: str, section: tuple[str, ...], position: int, of: int) -> str:
+    """`Document › Section · fragment k of n`, the line shown under every quote."""
+    return f"{SECTION_SEPARATOR.join((title, *section))} · fragment {position} of {of}"
+
+
 @dataclass(frozen=True)
 class Section:
     """A run of a document's body under one heading path."""
@@ -40,10 +45,13 @@ class Fragment:
         return SECTION_SEPARATOR.join(self.section)
 
     @property
+    def heading(self) -> str:
+        """`Document › Section`: how a fragment is named to a model or in a refusal."""
+        return SECTION_SEPARATOR.join((self.title, *self.section))
+
+    @property
     def caption(self) -> str:
-        """`Document › Section · fragment k of n`, the line shown under every quote."""
-        head = SECTION_SEPARATOR.join((self.title, *self.section))
-        return f"{head} · fragment {self.position} of {self.of}"
+        return caption(self.title, self.section, self.position, self.of)
 
     @property
     def embedded_text(self) -> str:

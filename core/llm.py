@@ -138,11 +138,7 @@ class LLMAnswerer:
         return content
 
     def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
-        blocks = []
-        for number, hit in enumerate(hits, start=1):
-            f = hit.fragment
-            label = " › ".join((f.title, *f.section))
-            blocks.append(f"[{number}] {label}\n{f.text}")
+        blocks = [f"[{n}] {hit.fragment.heading}\n{hit.fragment.text}" for n, hit in enumerate(hits, start=1)]
         user = "Fragments:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
         calls = 0

@@ -6,13 +6,13 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from core.answers import Answer, Draft, Reason, Statement, Turn
 from core.embeddings import Embedder
 from core.errors import AnswererError, VerbatimError
 from core.extractive import ExtractiveAnswerer
-from core.fragments import SECTION_SEPARATOR
 from core.index import Hit
 from core.knowledge import MAX_QUESTION_CHARS, KnowledgeBase
 from core.quotes import verify
@@ -54,6 +54,72 @@ def clean_question(text: str) -> str:
     return question
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the barriers decided about one question's hits."""
+
+    reason: Reason | None
+    statements: tuple[Statement, ...] = ()
+    discarded: int = 0
+    model_calls: int = 0
+    error: str = ""
+
+
+def decide(
+    answerer: Answerer,
+    question: str,
+    hits: Sequence[Hit],
+    history: Sequence[Turn] = (),
+    timings: dict[str, float] | None = None,
+) -> Verdict:
+    """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification."""
+    timings = {} if timings is None else timings
+    if not hits:
+        return Verdict("no_match")  # barrier 1: nothing to improvise from, so no model is called
+    mark = time.perf_counter()
+    draft = answerer.answer(question, hits, history)
+    timings["answer"] = (time.perf_counter() - mark) * 1000
+    if not draft.found:
+        return Verdict("not_found", model_calls=draft.model_calls)  # barrier 2
+    mark = time.perf_counter()
+    statements, discarded = verify(draft.claims, list(hits))
+    timings["verify"] = (time.perf_counter() - mark) * 1000
+    if not statements:
+        return Verdict("unverified", discarded=discarded, model_calls=draft.model_calls)  # barrier 3
+    return Verdict(None, tuple(statements), discarded, draft.model_calls)
+
+
+def build_answer(
+    question: str,
+    verdict: Verdict,
+    hits: Sequence[Hit],
+    answerer: str,
+    *,
+    standalone: str = "",
+    timings: dict[str, float] | None = None,
+    earlier_calls: int = 0,
+) -> Answer:
+    """The Answer value for a verdict; a refusal that retrieved something names the closest sections."""
+    closest: tuple[str, ...] = ()
+    if verdict.reason in ("not_found", "unverified"):
+        closest = tuple(dict.fromkeys(h.fragment.heading for h in hits))[:3]
+    return Answer(
+        id=uuid.uuid4().hex,
+        question=question,
+        kind="refused" if verdict.reason else "answered",
+        reason=verdict.reason,
+        statements=verdict.statements,
+        discarded=verdict.discarded,
+        retrieved=tuple(hits),
+        timings_ms=timings or {},
+        answerer=answerer,
+        standalone_question=standalone or question,
+        model_calls=earlier_calls + verdict.model_calls,
+        closest=closest,
+        error=verdict.error,
+    )
+
+
 class Pipeline:
     """Knowledge base + answerer + run log, shared by the console, Slack and Telegram."""
 
@@ -83,41 +149,13 @@ class Pipeline:
         surface: str = "api",
         conversation: str | None = None,
     ) -> Answer:
-        """The three barriers: similarity floor, the found flag, quote verification."""
+        """Retrieve, decide, log: the one path every surface's question takes."""
         question = clean_question(question)
         started = time.perf_counter()
         timings: dict[str, float] = {}
         calls = 0
         hits: list[Hit] = []
         standalone = question
-
-        def finish(
-            reason: Reason | None, statements: Sequence[Statement] = (), discarded: int = 0, error: str = ""
-        ) -> Answer:
-            timings["total"] = (time.perf_counter() - started) * 1000
-            closest: tuple[str, ...] = ()
-            if reason in ("not_found", "unverified"):
-                closest = tuple(
-                    dict.fromkeys(SECTION_SEPARATOR.join((h.fragment.title, *h.fragment.section)) for h in hits)
-                )[:3]
-            answer = Answer(
-                id=uuid.uuid4().hex,
-                question=question,
-                kind="refused" if reason else "answered",
-                reason=reason,
-                statements=tuple(statements),
-                discarded=discarded,
-                retrieved=tuple(hits),
-                timings_ms=timings,
-                answerer=self.answerer.name,
-                standalone_question=standalone,
-                model_calls=calls,
-                closest=closest,
-                error=error,
-            )
-            self.runlog.record(answer, surface, conversation)
-            return answer
-
         try:
             if history:
                 mark = time.perf_counter()
@@ -126,26 +164,19 @@ class Pipeline:
             retrieval = self.knowledge.retrieve(standalone, scope)
             timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
             hits = retrieval.hits
-            if not hits:
-                return finish("no_match")  # barrier 1: nothing to improvise from, no model call
-            mark = time.perf_counter()
-            draft = self.answerer.answer(standalone, hits, history)
-            timings["answer"] = (time.perf_counter() - mark) * 1000
-            calls += draft.model_calls
-            if not draft.found:
-                return finish("not_found")  # barrier 2
-            mark = time.perf_counter()
-            statements, discarded = verify(draft.claims, hits)
-            timings["verify"] = (time.perf_counter() - mark) * 1000
-            if not statements:
-                return finish("unverified", discarded=discarded)  # barrier 3
-            return finish(None, statements, discarded)
+            verdict = decide(self.answerer, standalone, hits, history, timings)
         except VerbatimError as exc:
             # Our own errors carry their sentence; the traceback is for whoever debugs.
-            calls += exc.model_calls if isinstance(exc, AnswererError) else 0
             log.error("answering failed: %s", exc)
             log.debug("answering failed", exc_info=True)
-            return finish("error", error=str(exc))
+            made = exc.model_calls if isinstance(exc, AnswererError) else 0
+            verdict = Verdict("error", model_calls=made, error=str(exc))
+        timings["total"] = (time.perf_counter() - started) * 1000
+        answer = build_answer(
+            question, verdict, hits, self.answerer.name, standalone=standalone, timings=timings, earlier_calls=calls
+        )
+        self.runlog.record(answer, surface, conversation)
+        return answer
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         return self.runlog.feedback(answer_id, value, surface, who)
