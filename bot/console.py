@@ -44,10 +44,9 @@ def render(answer: Answer, color: bool = False, width: int = 88) -> str:
         return "\n".join(lines)
     lines.append(s("1;32", "✅ From the documents"))
     for statement in answer.statements:
-        quotes = statement.quotes
-        if not (len(quotes) == 1 and " ".join(quotes[0].text.split()) == statement.text):
+        if not statement.restates_its_quote:
             lines.extend(textwrap.wrap(statement.text, width, initial_indent="   ", subsequent_indent="   "))
-        for quote in quotes:
+        for quote in statement.quotes:
             for paragraph in quote.text.splitlines() or [""]:
                 wrapped = textwrap.wrap(paragraph, width - 6) or [""]
                 lines.extend(s("36", f"   │ {part}") for part in wrapped)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +31,22 @@ class Turn:
 
     question: str
     answer: str
+
+
+# How a refused turn reads in a conversation's history.
+REFUSED_TURN = "(not in the knowledge base)"
+_REFERS_BACK = re.compile(r"^(and|also|what about|how about|same|but)\b|\b(that|it|this|those|these|them|there|one)\b")
+
+
+def standalone(question: str, history: Sequence[Turn]) -> str:
+    """A follow-up ("and how much is delivery for that?") joined with the question before it.
+
+    Only a question that refers back ("and…", "what about…", "that", "it", "one") is joined: a
+    new, self-contained question in the same thread must not drag the old topic along.
+    """
+    if history and _REFERS_BACK.search(question.lower()):
+        return f"{history[-1].question} {question}"
+    return question
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,13 @@ class Quote:
     def caption(self) -> str:
         return caption(self.title, self.section, self.position, self.of)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Quote:
+        section = tuple(data["section"].split(SECTION_SEPARATOR)) if data["section"] else ()
+        return cls(
+            data["text"], data["fragment_id"], data["document"], data["title"], section, data["position"], data["of"]
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "text": self.text,
@@ -82,6 +107,15 @@ class Quote:
 class Statement:
     text: str
     quotes: tuple[Quote, ...]
+
+    @property
+    def restates_its_quote(self) -> bool:
+        """True when the statement is just its one quote (the extractive answerer's): show it once."""
+        return len(self.quotes) == 1 and " ".join(self.quotes[0].text.split()) == " ".join(self.text.split())
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Statement:
+        return cls(data["text"], tuple(Quote.from_json(q) for q in data["quotes"]))
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "quotes": [q.to_json() for q in self.quotes]}
@@ -108,12 +142,6 @@ class Answer:
     @property
     def answered(self) -> bool:
         return self.kind == "answered"
-
-    def as_text(self) -> str:
-        """The answer's statements as plain text, for conversation history."""
-        if not self.answered:
-            return "(not in the knowledge base)"
-        return " ".join(s.text for s in self.statements)
 
     def to_json(self) -> dict[str, Any]:
         return {

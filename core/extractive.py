@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.answers import Claim, Draft, Turn
+from core.answers import Claim, Draft, Turn, standalone
 from core.embeddings import Embedder
 from core.fragments import split_sentences
 from core.index import Hit
@@ -45,7 +45,6 @@ _CLAUSE = re.compile(
     r"|\band\s+(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)",
     re.IGNORECASE,
 )
-_FOLLOW_UP = re.compile(r"^(and|also|what about|how about|same|but)\b|\b(that|it|this|those|these|them|there|one)\b")
 
 
 def stem(word: str) -> str:
@@ -60,17 +59,6 @@ def stem(word: str) -> str:
 def key_terms(text: str) -> set[str]:
     """Content words and figures, lightly stemmed."""
     return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS}
-
-
-def standalone(question: str, history: Sequence[Turn]) -> str:
-    """A follow-up ("and how much is delivery for that?") joined with the question before it.
-
-    Only a question that refers back ("and…", "what about…", "that", "it", "one") is joined: a
-    new, self-contained question in the same thread must not drag the old topic along.
-    """
-    if history and _FOLLOW_UP.search(question.lower()):
-        return f"{history[-1].question} {question}"
-    return question
 
 
 class ExtractiveAnswerer:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from core.answers import Claim, Draft, Turn
+from core.answers import Claim, Draft, Turn, standalone
 from core.errors import AnswererError
 from core.http import HTTPFailure, auth_headers, post_json
 from core.index import Hit
@@ -167,12 +167,16 @@ class LLMAnswerer:
             {"role": "system", "content": REWRITE_PROMPT},
             {"role": "user", "content": f"{conversation}\nUser (last question): {question}"},
         ]
+        calls = 0
         try:
             reply, calls = self._complete(messages, attempts=2)
             rewritten = parse_json_object(self._content(reply)).get("question")
-        except (AnswererError, ValueError) as exc:
-            log.warning("could not rewrite the follow-up, using it as asked: %s", exc)
-            return f"{history[-1].question} {question}", 1
-        if not isinstance(rewritten, str) or not rewritten.strip():
-            return f"{history[-1].question} {question}", calls
+            if not isinstance(rewritten, str) or not rewritten.strip():
+                raise ValueError("the reply has no question")
+        except AnswererError as exc:
+            log.warning("could not rewrite the follow-up, joining it to the last question: %s", exc)
+            return standalone(question, history), exc.model_calls
+        except ValueError as exc:
+            log.warning("could not rewrite the follow-up, joining it to the last question: %s", exc)
+            return standalone(question, history), calls
         return " ".join(rewritten.split())[:2000], calls

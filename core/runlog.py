@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.answers import Answer, Quote, Statement, Turn
+from core.answers import REFUSED_TURN, Answer, Statement, Turn
 from core.errors import RunLogError
-from core.fragments import SECTION_SEPARATOR
 from core.index import migrate
 
 RUNLOG_FILE = "runlog.sqlite3"
@@ -56,6 +55,10 @@ def _m001_entries(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_entries]
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def conversation_hash(key: str) -> str:
@@ -99,7 +102,7 @@ class RunLog:
     def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
         row = (
             answer.id,
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            _now(),
             surface,
             conversation_hash(conversation) if conversation else None,
             answer.question,
@@ -130,7 +133,7 @@ class RunLog:
                 "INSERT INTO feedback VALUES (?, ?, ?, ?, ?)",
                 (
                     answer_id,
-                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    _now(),
                     surface,
                     value,
                     conversation_hash(who) if who else None,
@@ -149,7 +152,7 @@ class RunLog:
         turns = []
         for question, kind, statements in reversed(rows):
             texts = [s["text"] for s in json.loads(statements)]
-            turns.append(Turn(question, " ".join(texts) if kind == "answered" else "(not in the knowledge base)"))
+            turns.append(Turn(question, " ".join(texts) if kind == "answered" else REFUSED_TURN))
         return turns
 
     def answer(self, answer_id: str) -> Answer | None:
@@ -161,24 +164,7 @@ class RunLog:
             ).fetchone()
         if row is None:
             return None
-        statements = tuple(
-            Statement(
-                s["text"],
-                tuple(
-                    Quote(
-                        q["text"],
-                        q["fragment_id"],
-                        q["document"],
-                        q["title"],
-                        tuple(q["section"].split(SECTION_SEPARATOR)) if q["section"] else (),
-                        q["position"],
-                        q["of"],
-                    )
-                    for q in s["quotes"]
-                ),
-            )
-            for s in json.loads(row[4])
-        )
+        statements = tuple(Statement.from_json(s) for s in json.loads(row[4]))
         return Answer(
             id=row[0],
             question=row[1],

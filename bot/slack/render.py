@@ -104,11 +104,10 @@ def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
     blocks = []
     fallback = []
     for statement in answer.statements:
-        quotes = statement.quotes
-        if not (len(quotes) == 1 and " ".join(quotes[0].text.split()) == statement.text):
+        if not statement.restates_its_quote:
             blocks.extend(_section(escape(statement.text)))
             fallback.append(statement.text)
-        for quote in quotes:
+        for quote in statement.quotes:
             blocks.extend(_quote(quote.text))
             blocks.append(_context(f"📄 {escape(quote.caption)}"))
             fallback.append(f"“{' '.join(quote.text.split())}” ({quote.caption})")

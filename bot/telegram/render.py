@@ -34,10 +34,9 @@ def pieces(answer: Answer) -> list[Piece]:
         return out
     out = []
     for statement in answer.statements:
-        quotes = statement.quotes
-        if not (len(quotes) == 1 and " ".join(quotes[0].text.split()) == statement.text):
+        if not statement.restates_its_quote:
             out.append(Piece(statement.text + "\n"))
-        for quote in quotes:
+        for quote in statement.quotes:
             out.append(Piece(quote.text, "<blockquote>", "</blockquote>"))
             out.append(Piece(f"📄 {quote.caption}", "<i>", "</i>"))
             out.append(Piece("\n\n"))

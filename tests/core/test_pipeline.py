@@ -267,6 +267,19 @@ def test_llm_follow_up_is_rewritten_into_a_standalone_question(llm, fake_server)
     assert "How much is a solid oak worktop?" in fake_server.requests[0].body["messages"][1]["content"]
 
 
+def test_a_failed_rewrite_falls_back_to_joining_the_follow_up_and_counts_its_calls(llm, fake_server):
+    def handler(request):
+        if "standalone question" in request.body["messages"][0]["content"]:
+            return Reply(503, {"error": "busy"})
+        return quoting("53 kg")(request)
+
+    fake_server.handler = handler
+    history = [Turn("How much is a solid oak worktop?", "310 EUR per running metre.")]
+    answer = llm.answer("and how heavy is a 3 m one?", PUBLIC, history)
+    assert answer.standalone_question == "How much is a solid oak worktop? and how heavy is a 3 m one?"
+    assert answer.answered and answer.model_calls == 3  # two rewrite attempts, one answer
+
+
 def test_parse_draft_rejects_replies_without_found():
     with pytest.raises(ValueError):
         parse_draft('{"statements": []}')
