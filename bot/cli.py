@@ -55,30 +55,25 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
         print(f"  failed: {path}: {reason}", file=out)
 
 
-def open_knowledge(settings: Settings, out: TextIO, quiet: bool = False) -> KnowledgeBase:
-    """Open the index and bring it up to date with the folder, saying what happened."""
+def open_knowledge(settings: Settings, out: TextIO, report: str = "changes") -> KnowledgeBase:
+    """Open the index and bring it up to date with the folder; `report` is always, changes or never."""
     kb = KnowledgeBase(settings)
     if kb.notice:
         print(kb.notice, file=sys.stderr)
-    report = kb.sync(_progress_bar(sys.stderr))
-    if not quiet and (report.changed or report.failed):
-        _print_report(report, out)
+    result = kb.sync(_progress_bar(sys.stderr))
+    if report == "always" or (report == "changes" and (result.changed or result.failed)):
+        _print_report(result, out)
     return kb
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    kb = KnowledgeBase(settings)
-    if kb.notice:
-        print(kb.notice, file=sys.stderr)
-    report = kb.sync(_progress_bar(sys.stderr))
-    _print_report(report, out)
-    kb.close()
+    open_knowledge(settings, out, report="always").close()
     return 0
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     question = _question(args.question)
-    kb = open_knowledge(settings, out, quiet=True)
+    kb = open_knowledge(settings, out, report="never")
     retrieval = kb.retrieve(question, scope_of(args.audience))
     if not retrieval.hits:
         print(f"No fragment scores above the similarity floor ({settings.min_similarity:.2f}).", file=out)
@@ -97,9 +92,8 @@ def _question(text: str) -> str:
     return clean_question(text)
 
 
-def open_pipeline(settings: Settings, out: TextIO, quiet: bool = True) -> Pipeline:
-    kb = open_knowledge(settings, out, quiet=quiet)
-    return Pipeline(settings, knowledge=kb)
+def open_pipeline(settings: Settings, out: TextIO, report: str = "never") -> Pipeline:
+    return Pipeline(settings, knowledge=open_knowledge(settings, out, report))
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -116,7 +110,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    pipeline = open_pipeline(settings, out, quiet=False)
+    pipeline = open_pipeline(settings, out, report="changes")
     try:
         return chat(pipeline, args.audience, out)
     finally:
@@ -141,14 +135,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         from bot.slack import slack_settings
 
         surface_settings = slack_settings()
-        pipeline = open_pipeline(settings, out, quiet=False)
+        pipeline = open_pipeline(settings, out, report="changes")
         serve_slack(surface_settings, pipeline)
     else:
         from bot.telegram import serve as serve_telegram
         from bot.telegram import telegram_settings
 
         telegram = telegram_settings()
-        pipeline = open_pipeline(settings, out, quiet=False)
+        pipeline = open_pipeline(settings, out, report="changes")
         serve_telegram(telegram, pipeline)
     return 0
 

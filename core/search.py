@@ -17,8 +17,8 @@ def select(scores: np.ndarray, documents: np.ndarray, floor: float, k: int, per_
     """Row numbers of the best `k` scores ≥ `floor`, at most `per_document` from one document.
 
     The floor is applied first, so at a realistic floor only a handful of rows go further.
-    argpartition then finds the best m of those in O(n) but leaves them unordered, so only
-    those m are sorted; m doubles in the rare case the cap leaves fewer than k among them.
+    A partition then finds the m-th best of those in O(n) without sorting them, so only the
+    rows at or above it are sorted; m doubles in the rare case the cap leaves fewer than k among them.
     """
     eligible = np.flatnonzero(scores >= floor)
     if len(eligible) == 0 or k <= 0:

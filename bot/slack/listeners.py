@@ -91,9 +91,7 @@ def register(app: App, pipeline: Pipeline, settings: SlackSettings) -> None:
         except SlackApiError as exc:  # a missing reaction scope must not cost the user the answer
             log.warning("could not %s the %s reaction: %s", "add" if add else "remove", name, exc.response.get("error"))
 
-    def answer_in_thread(
-        client: WebClient, event: dict[str, Any], context: dict[str, Any], thread_ts: str | None, conversation: str
-    ) -> None:
+    def answer_in_thread(client: WebClient, event: dict[str, Any], thread_ts: str | None, conversation: str) -> None:
         channel, ts = event["channel"], event["ts"]
         text = question_text(event.get("text", ""))
         if not text:
@@ -129,7 +127,7 @@ def register(app: App, pipeline: Pipeline, settings: SlackSettings) -> None:
             return
         thread_ts = event.get("thread_ts") or event["ts"]
         conversation = f"slack:{context.get('team_id')}:{event['channel']}:{thread_ts}"
-        answer_in_thread(client, event, context, thread_ts, conversation)
+        answer_in_thread(client, event, thread_ts, conversation)
 
     def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[str, Any]) -> None:
         """A direct message: answered privately, in its thread if it was sent in one."""
@@ -137,7 +135,7 @@ def register(app: App, pipeline: Pipeline, settings: SlackSettings) -> None:
             return
         thread_ts = event.get("thread_ts")
         conversation = f"slack:{context.get('team_id')}:{event['channel']}" + (f":{thread_ts}" if thread_ts else "")
-        answer_in_thread(client, event, context, thread_ts, conversation)
+        answer_in_thread(client, event, thread_ts, conversation)
 
     def ack_command(ack: Ack, command: dict[str, Any]) -> None:
         if not question_text(command.get("text", "")):
@@ -189,11 +187,10 @@ def register(app: App, pipeline: Pipeline, settings: SlackSettings) -> None:
             "type": "context",
             "elements": [{"type": "mrkdwn", "text": f"<@{user}> asked: {render.escape(answer.question)}"}],
         }
-        for i, message in enumerate(render.messages(answer)):
-            blocks = (
-                [header, *message.blocks] if i == 0 and len(message.blocks) < render.BLOCK_LIMIT else message.blocks
-            )
-            client.chat_postMessage(channel=channel, blocks=blocks, text=message.text)
+        first, *rest = render.messages(answer)
+        if len(first.blocks) < render.BLOCK_LIMIT:
+            first = render.Message([header, *first.blocks], first.text)
+        reply(client, channel, None, [first, *rest])
 
     app.event("app_mention")(ack=just_ack, lazy=[on_mention])
     app.event("message")(ack=just_ack, lazy=[on_direct_message])

@@ -55,41 +55,28 @@ def _quote(text: str) -> list[Block]:
     return _section("\n".join(lines))
 
 
-def feedback_actions(answer_id: str) -> Block:
+def _buttons(block_id: str, *buttons: tuple[str, str, str]) -> Block:
+    """An actions block of (action_id, label, value) buttons."""
     return {
         "type": "actions",
-        "block_id": f"feedback:{answer_id}",
+        "block_id": block_id,
         "elements": [
-            {
-                "type": "button",
-                "action_id": "verbatim_feedback_up",
-                "text": {"type": "plain_text", "text": "👍"},
-                "value": answer_id,
-            },
-            {
-                "type": "button",
-                "action_id": "verbatim_feedback_down",
-                "text": {"type": "plain_text", "text": "👎"},
-                "value": answer_id,
-            },
+            {"type": "button", "action_id": action, "text": {"type": "plain_text", "text": label}, "value": value}
+            for action, label, value in buttons
         ],
     }
+
+
+def feedback_actions(answer_id: str) -> Block:
+    return _buttons(
+        f"feedback:{answer_id}",
+        ("verbatim_feedback_up", "👍", answer_id),
+        ("verbatim_feedback_down", "👎", answer_id),
+    )
 
 
 def share_actions(answer_id: str) -> Block:
-    return {
-        "type": "actions",
-        "block_id": f"share:{answer_id}",
-        "elements": [
-            {
-                "type": "button",
-                "action_id": "verbatim_share",
-                "style": "primary",
-                "text": {"type": "plain_text", "text": "Post to channel"},
-                "value": answer_id,
-            },
-        ],
-    }
+    return _buttons(f"share:{answer_id}", ("verbatim_share", "Post to channel", answer_id))
 
 
 def answer_blocks(answer: Answer) -> tuple[list[Block], str]:

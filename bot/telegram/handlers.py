@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -45,10 +46,14 @@ class RateLimiter:
     def __init__(self, limit: int, window: float = 60.0) -> None:
         self.limit, self.window = limit, window
         self._times: dict[int, deque[float]] = {}
+        self._next_sweep = 0.0
 
     def allow(self, user: int) -> float:
         """0 when the question may go ahead, else the seconds until it may."""
         now = time.monotonic()
+        if now >= self._next_sweep:  # forget users quiet for a whole window, so memory stays bounded
+            self._times = {u: t for u, t in self._times.items() if t and t[-1] > now - self.window}
+            self._next_sweep = now + self.window
         times = self._times.setdefault(user, deque())
         while times and times[0] <= now - self.window:
             times.popleft()
@@ -127,7 +132,9 @@ class Handlers:
         to_bot = replied is not None and replied.from_user is not None and replied.from_user.id == context.bot.id
         if not (mentioned or to_bot):
             return  # group chatter is not for us
-        text = message.text.replace(f"@{username}", " ") if username else message.text
+        text = (
+            re.sub(rf"@{re.escape(username)}\b", " ", message.text, flags=re.IGNORECASE) if username else message.text
+        )
         await self._answer(message, text, context)
 
     async def feedback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

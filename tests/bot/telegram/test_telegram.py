@@ -300,3 +300,17 @@ def test_the_bot_token_never_reaches_the_logs(make_application, bot_api, caplog)
         run(ask_privately(make_application, bot_api, [private_message("how much is a walnut worktop?")]))
     assert caplog.records, "the run logged something"
     assert TOKEN not in caplog.text and TOKEN.split(":")[1] not in caplog.text
+
+
+def test_rate_limiter_allows_the_limit_then_says_how_long_and_forgets_quiet_users():
+    from bot.telegram.handlers import RateLimiter
+
+    limiter = RateLimiter(2, window=0.2)
+    assert limiter.allow(1) == 0 and limiter.allow(1) == 0
+    assert 0 < limiter.allow(1) <= 0.2
+    assert limiter.allow(2) == 0
+    import time
+
+    time.sleep(0.25)
+    assert limiter.allow(3) == 0
+    assert set(limiter._times) == {3}
