@@ -63,3 +63,21 @@ def test_remote_embedder_times_out(fake_server, monkeypatch):
 def test_remote_embedder_reports_a_server_that_is_down():
     with pytest.raises(EmbeddingError, match="could not reach"):
         RemoteEmbedder("http://127.0.0.1:9", "m", timeout=0.5, transport=httpx.HTTPTransport(retries=0)).embed(["x"])
+
+
+def test_cached_embedder_embeds_each_text_once_and_keeps_order():
+    from core.embeddings import CachedEmbedder
+    from tests.fakes import FakeEmbedder
+
+    inner = FakeEmbedder()
+    cached = CachedEmbedder(inner, size=3)
+    first = cached.embed(["oak", "beech", "oak"])
+    assert inner.calls == 1 and np.allclose(first[0], first[2])
+    again = cached.embed(["beech", "oak"])
+    assert inner.calls == 1 and np.allclose(again, first[[1, 0]])
+    cached.embed(["walnut", "ash"])  # two new texts push the least recently used one ("beech") out
+    cached.embed(["oak"])
+    assert inner.calls == 2
+    cached.embed(["beech"])
+    assert inner.calls == 3
+    assert cached.id == inner.id
