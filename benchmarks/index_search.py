@@ -18,9 +18,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.embeddings import LocalEmbedder, normalise
-from core.index import Corpus
 from core.knowledge import SCOPES, KnowledgeBase
-from core.search import Searcher
+from core.retrieval import Corpus, Searcher
 from core.settings import DEFAULT_MIN_SIMILARITY, Settings
 
 KB = Path(__file__).resolve().parent.parent / "knowledge"
@@ -40,7 +39,7 @@ def percentiles(samples: list[float]) -> str:
 
 
 def synthetic_corpus(n: int, dim: int, rng: np.random.Generator) -> Corpus:
-    from core.fragments import Fragment
+    from core.retrieval import Fragment
 
     fragment = Fragment("synthetic.md", "Synthetic", "public", (), 1, 1, "text")
     return Corpus(

@@ -12,12 +12,24 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.console import chat, render
-from core import KnowledgeBase, Settings, VerbatimError, from_env, load_env_file, scope_of
-from core.evaluation import Outcome
-from core.index import SyncReport
-from core.pipeline import Pipeline, clean_question
-from core.runlog import RUNLOG_FILE, RunLog
-from core.selfcheck import run_checks
+from core import (
+    KnowledgeBase,
+    Outcome,
+    Pipeline,
+    Settings,
+    SyncReport,
+    VerbatimError,
+    clean_question,
+    evaluate,
+    from_env,
+    load_env_file,
+    load_questions,
+    open_store,
+    recommend,
+    run_checks,
+    scope_of,
+    sweep,
+)
 
 log = logging.getLogger("verbatim")
 
@@ -148,8 +160,6 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from core.evaluation import evaluate, load_questions
-
     if args.answerer:
         settings = replace(settings, answerer=args.answerer)
         if args.answerer == "llm" and not (settings.llm_base_url and settings.llm_model):
@@ -190,8 +200,6 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    from core.evaluation import load_questions, recommend, sweep
-
     questions = load_questions(Path(args.questions))
     floors = [round(0.20 + 0.05 * i, 2) for i in range(7)]
     thresholds = [round(0.35 + 0.05 * i, 2) for i in range(7)]
@@ -220,12 +228,15 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 
 
 def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    path = settings.data_dir / RUNLOG_FILE
-    if not path.exists():
-        print(f"The run log {path} is empty: nothing has been asked yet.", file=out)
+    entries = []
+    if settings.data_dir.is_dir():
+        store = open_store(settings.data_dir)
+        entries = store.runlog.tail(args.tail)
+        store.close()
+    if not entries:
+        print(f"The run log in {settings.data_dir} is empty: nothing has been asked yet.", file=out)
         return 0
-    runlog = RunLog(path)
-    for entry in runlog.tail(args.tail):
+    for entry in entries:
         verdict = "answered" if entry.kind == "answered" else f"refused ({entry.reason})"
         total = entry.timings.get("total", 0.0)
         extra = f", feedback {entry.feedback}" if entry.feedback else ""
@@ -236,7 +247,6 @@ def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
             for quote in statement["quotes"]:
                 print(f"    > {' '.join(quote['text'].split())[:160]}  [{quote['caption']}]", file=out)
         print(f"    id {entry.id}", file=out)
-    runlog.close()
     return 0
 
 

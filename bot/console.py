@@ -7,13 +7,10 @@ import textwrap
 import uuid
 from typing import TextIO
 
-from core.answers import REFUSAL_HEADING, Answer, discarded_note
-from core.errors import VerbatimError
-from core.knowledge import SCOPES
-from core.pipeline import Pipeline, clean_question
+from bot import presenter
+from core import SCOPES, Answer, Pipeline, VerbatimError, clean_question
 
-REFUSAL_TEXT = "The documents don't cover this question, so there is nothing to quote as an answer."
-ERROR_TEXT = "Sorry, something went wrong while answering. The error was logged; please try again in a moment."
+_MARK = {"answer": ("1;32", "✅"), "refusal": ("1;35", "🚫"), "error": ("1;33", "⚠ ")}
 
 
 class Style:
@@ -29,30 +26,22 @@ class Style:
 def render(answer: Answer, color: bool = False, width: int = 88) -> str:
     """An answer as terminal text: quotes with captions, or the refusal in its own style."""
     s = Style(color)
-    lines: list[str] = []
-    if answer.reason == "error":
-        lines.append(s("1;33", "⚠  Sorry"))
-        lines.append(f"   {ERROR_TEXT}")
-        if answer.error:
-            lines.append(s("2", f"   ({answer.error})"))
-        return "\n".join(lines)
-    if not answer.answered:
-        lines.append(s("1;35", f"🚫 {REFUSAL_HEADING}"))
-        lines.append(f"   {REFUSAL_TEXT}")
-        if answer.closest:
-            lines.append(s("2", f"   Closest sections found: {'; '.join(answer.closest)}"))
-        return "\n".join(lines)
-    lines.append(s("1;32", "✅ From the documents"))
-    for statement in answer.statements:
-        if not statement.restates_its_quote:
-            lines.extend(textwrap.wrap(statement.text, width, initial_indent="   ", subsequent_indent="   "))
-        for quote in statement.quotes:
-            for paragraph in quote.text.splitlines() or [""]:
+    shown = presenter.present(answer)
+    code, mark = _MARK[shown.style]
+    lines = [s(code, f"{mark} {shown.heading}")]
+    for part in shown.parts:
+        if part.kind == "quote":
+            for paragraph in part.text.splitlines() or [""]:
                 wrapped = textwrap.wrap(paragraph, width - 6) or [""]
-                lines.extend(s("36", f"   │ {part}") for part in wrapped)
-            lines.append(s("2", f"     📄 {quote.caption}"))
-    if answer.discarded:
-        lines.append(s("2;33", f"   ({discarded_note(answer.discarded)})"))
+                lines.extend(s("36", f"   │ {piece}") for piece in wrapped)
+        elif part.kind == "caption":
+            lines.append(s("2", f"     📄 {part.text}"))
+        elif part.kind == "note":
+            lines.append(s("2;33" if shown.style == "answer" else "2", f"   ({part.text})"))
+        else:
+            lines.extend(textwrap.wrap(part.text, width, initial_indent="   ", subsequent_indent="   "))
+    if answer.reason == "error" and answer.error:  # the operator at the terminal may see why
+        lines.append(s("2", f"   ({answer.error})"))
     return "\n".join(lines)
 
 

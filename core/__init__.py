@@ -1,4 +1,8 @@
-"""Verbatim's core: documents → fragments → embeddings → index → retrieval → answer → verification → run log."""
+"""Verbatim's core: documents → fragments → embeddings → index → retrieval → answer → verification → run log.
+
+The public surface is exactly `__all__`; adapters (`bot/`) import nothing else, and a test
+keeps it that way. Importing `core` opens no database: the store is opened on first use.
+"""
 
 from core.answers import Answer, Quote, Statement, Turn
 from core.errors import (
@@ -11,36 +15,49 @@ from core.errors import (
     RunLogError,
     VerbatimError,
 )
-from core.fragments import Fragment
-from core.index import Hit, SyncReport
-from core.knowledge import SCOPES, KnowledgeBase, Retrieval, scope_of
+from core.evaluation import Outcome, evaluate, load_questions, recommend, sweep
+from core.ingest import SyncReport
+from core.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
 from core.pipeline import Pipeline
-from core.runlog import RunLog
+from core.retrieval import Fragment, Hit
+from core.selfcheck import run_checks
 from core.settings import Settings, from_env, load_env_file
+from core.store import Entry, Store, conversation_hash, open_store
 
 __all__ = [
+    "MAX_QUESTION_CHARS",
     "SCOPES",
     "Answer",
     "AnswererError",
     "ConfigError",
     "DocumentError",
     "EmbeddingError",
+    "Entry",
     "Fragment",
     "Hit",
     "IndexCorrupt",
     "KnowledgeBase",
     "KnowledgeError",
+    "Outcome",
     "Pipeline",
     "Quote",
     "Retrieval",
-    "RunLog",
     "RunLogError",
     "Settings",
     "Statement",
+    "Store",
     "SyncReport",
     "Turn",
     "VerbatimError",
+    "clean_question",
+    "conversation_hash",
+    "evaluate",
     "from_env",
     "load_env_file",
+    "load_questions",
+    "open_store",
+    "recommend",
+    "run_checks",
     "scope_of",
+    "sweep",
 ]

@@ -7,19 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.fragments import SECTION_SEPARATOR, caption
-from core.index import Hit
-
-# Wording every surface shares, so the refusal reads the same everywhere.
-REFUSAL_HEADING = "Not in the knowledge base"
-
-
-def discarded_note(n: int) -> str:
-    """The note under an answer some of whose quotes failed verification."""
-    if n == 1:
-        return "1 quote could not be verified and was left out"
-    return f"{n} quotes could not be verified and were left out"
-
+from core.retrieval import Hit
+from core.text import SECTION_SEPARATOR, caption
 
 Kind = Literal["answered", "refused"]
 Reason = Literal["no_match", "not_found", "unverified", "error"]
@@ -78,16 +67,24 @@ class Quote:
     section: tuple[str, ...]
     position: int
     of: int
+    page: int | None = None
 
     @property
     def caption(self) -> str:
-        return caption(self.title, self.section, self.position, self.of)
+        return caption(self.title, self.section, self.position, self.of, self.page)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Quote:
         section = tuple(data["section"].split(SECTION_SEPARATOR)) if data["section"] else ()
         return cls(
-            data["text"], data["fragment_id"], data["document"], data["title"], section, data["position"], data["of"]
+            data["text"],
+            data["fragment_id"],
+            data["document"],
+            data["title"],
+            section,
+            data["position"],
+            data["of"],
+            data.get("page"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -98,6 +95,7 @@ class Quote:
             "section": SECTION_SEPARATOR.join(self.section),
             "position": self.position,
             "of": self.of,
+            "page": self.page,
             "caption": self.caption,
             "fragment_id": self.fragment_id,
         }

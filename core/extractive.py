@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from core.answers import Claim, Draft, Turn, standalone
 from core.embeddings import Embedder
-from core.fragments import split_sentences
-from core.index import Hit
+from core.retrieval import Hit
 from core.settings import DEFAULT_FOUND_THRESHOLD
+from core.text import split_sentences
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
@@ -75,10 +75,6 @@ class ExtractiveAnswerer:
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return standalone(question, history), 0
 
-    def score(self, question: str, hits: Sequence[Hit]) -> list[tuple[float, int, str]]:
-        """(score, fragment number, sentence) for every sentence of the hits, best first."""
-        return self._score([question], hits)[0]
-
     def _score(self, questions: list[str], hits: Sequence[Hit]) -> list[list[tuple[float, int, str]]]:
         candidates: list[tuple[int, str, str]] = []
         for number, hit in enumerate(hits, start=1):
@@ -106,7 +102,7 @@ class ExtractiveAnswerer:
             results.append(scored)
         return results
 
-    def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
         parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p)]
         rankings = self._score([question, *parts] if len(parts) > 1 else [question], hits)
         scored = rankings[0]

@@ -1,19 +1,19 @@
-"""The searchable knowledge base: the index kept in line with the folder, and search over it."""
+"""The searchable knowledge base: a store's index kept in line with the folder, and search over it."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.embeddings import CachedEmbedder, Embedder
 from core.errors import VerbatimError
-from core.index import Hit, Index, SyncReport
-from core.search import Searcher
+from core.ingest import Progress, SyncReport, sync
+from core.retrieval import Hit, Searcher
 from core.settings import Settings, make_embedder
+from core.store import Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,16 @@ def scope_of(name: str) -> frozenset[str]:
         raise VerbatimError(f"The audience must be one of {', '.join(SCOPES)}, not {name!r}.") from None
 
 
+def clean_question(text: str) -> str:
+    """Whitespace folded; raises VerbatimError for an empty or over-long question."""
+    question = " ".join(text.split())
+    if not question:
+        raise VerbatimError("The question is empty.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise VerbatimError(f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}.")
+    return question
+
+
 @dataclass(frozen=True)
 class Retrieval:
     """The hits for one question, with the time spent embedding and ranking."""
@@ -42,28 +52,43 @@ class Retrieval:
 
 
 class KnowledgeBase:
-    """Opens (or rebuilds) the index, syncs it with the folder and answers searches."""
+    """Syncs the store's index with the folder and searches the generation it holds.
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    Any process on the same store may re-index: every search first compares the store's
+    generation with the loaded one and reloads when it moved, so no process answers from
+    documents the index no longer holds.
+    """
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
         self.embedder = CachedEmbedder(self._model)
-        self.index, self.notice = Index.open_or_rebuild(settings.data_dir)
-        self._lock = threading.Lock()
+        self.store = store or open_store(settings.data_dir)
+        self._lock = threading.Lock()  # one sync at a time
+        self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
         self._searcher: Searcher | None = None
         self._synced_at = 0.0
-        self.last_report: SyncReport | None = None
 
-    def sync(self, progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+    @property
+    def notice(self) -> str | None:
+        """Set when a damaged index was moved aside and rebuilt."""
+        return self.store.index.notice
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
         """Re-index what changed in the knowledge folder and reload the search matrix if needed."""
         with self._lock:
             # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
-            report = self.index.sync(Path(self.settings.knowledge_dir), self._model, progress)
-            if report.changed or self._searcher is None:
-                self._searcher = Searcher(self.index.load())
-            self.last_report = report
+            report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress)
+            self._reload_if_stale()
             self._synced_at = time.monotonic()
             return report
+
+    def _reload_if_stale(self) -> Searcher:
+        with self._loading:
+            generation = self.store.index.generation()
+            if self._searcher is None or self._searcher.corpus.generation != generation:
+                self._searcher = Searcher(self.store.index.load())
+            return self._searcher
 
     def _resync_if_due(self) -> None:
         """Pick up documents dropped into the folder while a bot runs; unchanged files cost a hash each."""
@@ -77,10 +102,10 @@ class KnowledgeBase:
 
     @property
     def searcher(self) -> Searcher:
+        """The search over the store's current generation (syncing first if nothing is loaded)."""
         if self._searcher is None:
             self.sync()
-        assert self._searcher is not None
-        return self._searcher
+        return self._reload_if_stale()
 
     def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
         """Embed the question and rank the fragments the scope may read."""
@@ -93,5 +118,10 @@ class KnowledgeBase:
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
+    def titles(self, scope: frozenset[str]) -> list[str]:
+        """The titles of the documents a scope may read, for help texts that name no one product."""
+        corpus = self.searcher.corpus
+        return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
+
     def close(self) -> None:
-        self.index.close()
+        self.store.close()

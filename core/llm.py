@@ -18,7 +18,7 @@ import httpx
 from core.answers import Claim, Draft, Turn, standalone
 from core.errors import AnswererError
 from core.http import HTTPFailure, auth_headers, post_json
-from core.index import Hit
+from core.retrieval import Hit
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class LLMAnswerer:
             raise ValueError("the reply's content is not text")
         return content
 
-    def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
         blocks = [f"[{n}] {hit.fragment.heading}\n{hit.fragment.text}" for n, hit in enumerate(hits, start=1)]
         user = "Fragments:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]

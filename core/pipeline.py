@@ -13,11 +13,11 @@ from core.answers import Answer, Draft, Reason, Statement, Turn
 from core.embeddings import Embedder
 from core.errors import AnswererError, VerbatimError
 from core.extractive import ExtractiveAnswerer
-from core.index import Hit
-from core.knowledge import MAX_QUESTION_CHARS, KnowledgeBase
+from core.knowledge import KnowledgeBase, clean_question
 from core.quotes import verify
-from core.runlog import RUNLOG_FILE, RunLog
+from core.retrieval import Hit
 from core.settings import Settings
+from core.store import RunLogStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,8 @@ class Answerer(Protocol):
         """The question as it would be asked on its own, and the model calls that took."""
         ...
 
-    def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
-        """Whether the hits answer the question, and the claims that say so."""
+    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
+        """Whether the hits answer the (standalone) question, and the claims that say so."""
         ...
 
 
@@ -42,16 +42,6 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
             settings.llm_base_url, settings.llm_model, settings.llm_api_key or None, settings.llm_timeout
         )
     return ExtractiveAnswerer(embedder, settings.found_threshold)
-
-
-def clean_question(text: str) -> str:
-    """Whitespace folded; raises VerbatimError for an empty or over-long question."""
-    question = " ".join(text.split())
-    if not question:
-        raise VerbatimError("The question is empty.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise VerbatimError(f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}.")
-    return question
 
 
 @dataclass(frozen=True)
@@ -69,7 +59,6 @@ def decide(
     answerer: Answerer,
     question: str,
     hits: Sequence[Hit],
-    history: Sequence[Turn] = (),
     timings: dict[str, float] | None = None,
 ) -> Verdict:
     """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification."""
@@ -77,7 +66,7 @@ def decide(
     if not hits:
         return Verdict("no_match")  # barrier 1: nothing to improvise from, so no model is called
     mark = time.perf_counter()
-    draft = answerer.answer(question, hits, history)
+    draft = answerer.answer(question, hits)
     timings["answer"] = (time.perf_counter() - mark) * 1000
     if not draft.found:
         return Verdict("not_found", model_calls=draft.model_calls)  # barrier 2
@@ -121,19 +110,25 @@ def build_answer(
 
 
 class Pipeline:
-    """Knowledge base + answerer + run log, shared by the console, Slack and Telegram."""
+    """Knowledge base + answerer + the store's run log, shared by the console, Slack and Telegram."""
 
     def __init__(
         self,
         settings: Settings,
         knowledge: KnowledgeBase | None = None,
         answerer: Answerer | None = None,
-        runlog: RunLog | None = None,
     ) -> None:
         self.settings = settings
         self.knowledge = knowledge or KnowledgeBase(settings)
         self.answerer = answerer or make_answerer(settings, self.knowledge.embedder)
-        self.runlog = runlog or RunLog(settings.data_dir / RUNLOG_FILE)
+
+    @property
+    def store(self) -> Store:
+        return self.knowledge.store
+
+    @property
+    def runlog(self) -> RunLogStore:
+        return self.knowledge.store.runlog
 
     def ask(self, question: str, scope: frozenset[str], surface: str, conversation: str | None = None) -> Answer:
         """Answer with the conversation's earlier turns as history, and log it."""
@@ -164,7 +159,7 @@ class Pipeline:
             retrieval = self.knowledge.retrieve(standalone, scope)
             timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
             hits = retrieval.hits
-            verdict = decide(self.answerer, standalone, hits, history, timings)
+            verdict = decide(self.answerer, standalone, hits, timings)
         except VerbatimError as exc:
             # Our own errors carry their sentence; the traceback is for whoever debugs.
             log.error("answering failed: %s", exc)
@@ -181,6 +176,9 @@ class Pipeline:
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         return self.runlog.feedback(answer_id, value, surface, who)
 
+    def logged_answer(self, answer_id: str) -> Answer | None:
+        """An earlier answer from the run log, to show again (e.g. posted to a channel)."""
+        return self.runlog.answer(answer_id)
+
     def close(self) -> None:
         self.knowledge.close()
-        self.runlog.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from core.answers import Claim, Quote, Statement
-from core.index import Hit
+from core.retrieval import Hit
 
 MIN_QUOTE = 8
 MAX_QUOTE = 1200
@@ -81,6 +81,6 @@ def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement],
             continue  # the same quote twice adds nothing
         seen.add((hit.fragment_id, span))
         f = hit.fragment
-        quote = Quote(span, hit.fragment_id, f.document, f.title, f.section, f.position, f.of)
+        quote = Quote(span, hit.fragment_id, f.document, f.title, f.section, f.position, f.of, f.page)
         statements.append(Statement(" ".join(claim.text.split()) or span, (quote,)))
     return statements, discarded

@@ -7,26 +7,22 @@ pipeline, verifier and index through it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import tempfile
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from core.answers import Claim, Draft, Turn
-from core.embeddings import normalise
+from core.answers import Claim, Draft
 from core.errors import AnswererError, VerbatimError
-from core.index import INDEX_FILE, Hit
+from core.fakes import ScriptedAnswerer, WordEmbedder
 from core.knowledge import SCOPES, KnowledgeBase
 from core.pipeline import Pipeline
 from core.quotes import locate, verify
-from core.runlog import RunLog
+from core.retrieval import Hit
 from core.settings import Settings
+from core.store import INDEX_FILE, open_store
 
 PRICES = """---
 title: Prices
@@ -51,38 +47,6 @@ Sales staff may give up to 5% discount on fronts.
 EXTRA = "\n\n".join(f"## Oak {i}\n\nOak fronts note {i} for oak fronts." for i in range(6))
 
 
-class WordEmbedder:
-    """Hashed bag of words: deterministic, instant, no model file."""
-
-    id = "selfcheck:words"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 128), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 128] += 1.0
-        return normalise(out)
-
-
-class ScriptedAnswerer:
-    """Returns a fixed draft and counts its calls, like a model would be counted."""
-
-    name = "scripted"
-
-    def __init__(self, draft: Draft | Exception) -> None:
-        self.draft = draft
-        self.calls = 0
-
-    def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
-        return question, 0
-
-    def answer(self, question: str, hits: Sequence[Hit], history: Sequence[Turn] = ()) -> Draft:
-        self.calls += 1
-        if isinstance(self.draft, Exception):
-            raise self.draft
-        return self.draft
-
-
 @dataclass(frozen=True)
 class CheckResult:
     name: str
@@ -102,7 +66,7 @@ class Bench:
             (kb / "other.md").write_text("---\naudience: public\n---\n## Oak\n\nOak fronts elsewhere.", "utf-8")
             (kb / "third.md").write_text("---\naudience: public\n---\n## Oak\n\nMore about oak fronts.", "utf-8")
         self.settings = Settings(knowledge_dir=kb, data_dir=root / "data", min_similarity=0.3)
-        self.knowledge = KnowledgeBase(self.settings, WordEmbedder())
+        self.knowledge = KnowledgeBase(self.settings, WordEmbedder(128, "selfcheck"))
         self.knowledge.sync()
 
     def pipeline(self, draft: Draft | Exception) -> tuple[Pipeline, ScriptedAnswerer]:
@@ -230,8 +194,12 @@ def check_every_answer_is_logged_and_reindex_keeps_the_log(b: Bench) -> str | No
     pipeline, _ = b.pipeline(Draft(True, (Claim("s", 1, OAK),)))
     answer = pipeline.answer(QUESTION, SCOPES["public"], surface="check")
     (b.settings.data_dir / INDEX_FILE).unlink(missing_ok=True)
-    KnowledgeBase(b.settings, WordEmbedder()).sync()
-    entries = RunLog(pipeline.runlog.path).tail(50)
+    rebuilt = KnowledgeBase(b.settings, WordEmbedder(128, "selfcheck"))
+    rebuilt.sync()
+    rebuilt.close()
+    store = open_store(b.settings.data_dir)
+    entries = store.runlog.tail(50)
+    store.close()
     return None if any(e.id == answer.id for e in entries) else "the answer is not in the run log"
 
 

@@ -57,8 +57,8 @@ def write_kb(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory, local_embedder: LocalEmbedder) -> Path:
     """The demo knowledge base indexed once per run; tests start from a copy (re-indexing is tested on its own)."""
-    from core.index import INDEX_FILE
     from core.knowledge import KnowledgeBase
+    from core.store import INDEX_FILE
 
     data = tmp_path_factory.mktemp("demo-index")
     kb = KnowledgeBase(Settings(knowledge_dir=DEMO_KB, data_dir=data), local_embedder)

@@ -1,43 +1,20 @@
-"""Fakes the tests share: a deterministic embedder and a scripted HTTP server on 127.0.0.1."""
+"""Fakes the tests share: the deterministic embedder from `core.fakes`, and a scripted HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-import numpy as np
+from core.fakes import WordEmbedder
 
-from core.embeddings import normalise
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-class FakeEmbedder:
-    """Bag of hashed words: texts sharing words score high; deterministic and instant."""
-
-    def __init__(self, dim: int = 64, name: str = "fake") -> None:
-        self.dim = dim
-        self.name = name
-        self.calls = 0
-
-    @property
-    def id(self) -> str:
-        return f"fake:{self.name}:{self.dim}"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        return normalise(out)
+# The deterministic bag-of-words embedder `verbatim check` uses too.
+FakeEmbedder = WordEmbedder
 
 
 @dataclass

@@ -10,10 +10,10 @@ from slack_bolt import App
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
+from bot.presenter import Voice
 from bot.slack.config import SlackSettings, slack_settings
-from bot.slack.listeners import register
-from core.errors import ConfigError, VerbatimError
-from core.pipeline import Pipeline
+from bot.slack.listeners import Deps, register
+from core import SCOPES, ConfigError, Pipeline, VerbatimError
 
 __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_server"]
 
@@ -45,7 +45,7 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
     except OSError as exc:  # urllib's URLError and socket errors: Slack is out of reach
         raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
-    register(app, pipeline, settings)
+    register(app, Deps(pipeline, settings, Voice.from_env(pipeline.knowledge.titles(SCOPES["internal"]))))
     return app
 
 

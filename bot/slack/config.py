@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.errors import ConfigError
+from core import ConfigError
 
 
 @dataclass(frozen=True)

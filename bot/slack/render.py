@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.answers import REFUSAL_HEADING, Answer, discarded_note
+from bot import presenter
+from core import Answer
 
-REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
-APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
-HINT = "Ask me a question after the mention, for example: _@Verbatim how much is delivery 30 km away?_"
 TEXT_LIMIT = 3000  # Slack's limit for one section's text
 BLOCK_LIMIT = 50  # Slack's limit of blocks per message
 
@@ -76,38 +74,37 @@ def feedback_actions(answer_id: str) -> Block:
 
 
 def share_actions(answer_id: str) -> Block:
-    return _buttons(f"share:{answer_id}", ("verbatim_share", "Post to channel", answer_id))
+    return _buttons(f"share:{answer_id}", ("verbatim_share", presenter.SHARE_LABEL, answer_id))
 
 
 def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
-    """The answer's blocks (before splitting into messages) and its plain-text fallback."""
-    if answer.reason == "error":
-        return _section(f"⚠️ {APOLOGY}"), APOLOGY
-    if not answer.answered:
-        blocks = _section(f"🚫 *{REFUSAL_HEADING}*\n{REFUSAL_TEXT}")
-        if answer.closest:
-            blocks.append(_context("Closest sections I found: " + escape("; ".join(answer.closest))))
-        return blocks, f"{REFUSAL_HEADING}. {REFUSAL_TEXT}"
-    blocks = []
-    fallback = []
-    for statement in answer.statements:
-        if not statement.restates_its_quote:
-            blocks.extend(_section(escape(statement.text)))
-            fallback.append(statement.text)
-        for quote in statement.quotes:
-            blocks.extend(_quote(quote.text))
-            blocks.append(_context(f"📄 {escape(quote.caption)}"))
-            fallback.append(f"“{' '.join(quote.text.split())}” ({quote.caption})")
-    if answer.discarded:
-        blocks.append(_context(f"⚠️ {discarded_note(answer.discarded)}"))
-    return blocks, "\n".join(fallback)
+    """The answer's blocks (before splitting into messages) and its plain-text fallback, both escaped."""
+    shown = presenter.present(answer)
+    blocks: list[Block] = []
+    if shown.style == "error":
+        blocks.extend(_section(f"⚠️ {escape(shown.parts[0].text)}"))
+        return blocks, escape(shown.plain)
+    if shown.style == "refusal":
+        blocks.extend(_section(f"🚫 *{escape(shown.heading)}*\n{escape(shown.parts[0].text)}"))
+        blocks.extend(_context(escape(part.text)) for part in shown.parts[1:])
+        return blocks, escape(shown.plain)
+    for part in shown.parts:
+        if part.kind == "quote":
+            blocks.extend(_quote(part.text))
+        elif part.kind == "caption":
+            blocks.append(_context(f"📄 {escape(part.text)}"))
+        elif part.kind == "note":
+            blocks.append(_context(f"⚠️ {escape(part.text)}"))
+        else:
+            blocks.extend(_section(escape(part.text)))
+    return blocks, escape(shown.plain)
 
 
 def messages(answer: Answer, actions: list[Block] | None = None) -> list[Message]:
     """One or more messages within Slack's limits; the action buttons go on the last one."""
     blocks, fallback = answer_blocks(answer)
     if actions is None:
-        actions = [] if answer.reason == "error" else [feedback_actions(answer.id)]
+        actions = [feedback_actions(answer.id)] if presenter.present(answer).feedback else []
     room = BLOCK_LIMIT - len(actions)
     groups = [blocks[i : i + room] for i in range(0, len(blocks), room)] or [[]]
     groups[-1] = groups[-1] + actions

@@ -18,8 +18,7 @@ from telegram.ext import (
 
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.handlers import Handlers
-from core.errors import ConfigError, VerbatimError
-from core.pipeline import Pipeline
+from core import ConfigError, Pipeline, VerbatimError
 
 __all__ = ["TelegramSettings", "build_application", "serve", "telegram_settings"]
 

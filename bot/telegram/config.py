@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from core.errors import ConfigError
+from core import ConfigError
 
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{30,}$")
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
@@ -24,6 +24,7 @@ class TelegramSettings:
     audience: str = "public"
     questions_per_minute: int = 5
     company: str = "our company"
+    example_question: str = ""  # shown in /help and usage hints; none by default
 
     @property
     def webhook_path(self) -> str:
@@ -66,4 +67,5 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
     if not raw_rate.isdigit() or int(raw_rate) < 1:
         raise ConfigError(f"TELEGRAM_QUESTIONS_PER_MINUTE must be a whole number above 0, not {raw_rate!r}.")
     company = get("VERBATIM_COMPANY_NAME") or "our company"
-    return TelegramSettings(token, webhook_url, secret, int(raw_port), base, audience, int(raw_rate), company)
+    example = get("VERBATIM_EXAMPLE_QUESTION")
+    return TelegramSettings(token, webhook_url, secret, int(raw_port), base, audience, int(raw_rate), company, example)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from core.answers import REFUSAL_HEADING, Answer, discarded_note
+from bot import presenter
+from core import Answer
 
 LIMIT = 4096  # Telegram's limit for one message's text
-REFUSAL_TEXT = "Our documents don't cover this question, so I won't guess."
-APOLOGY = "Sorry, something went wrong while I was answering. Please try again in a minute."
 
 
 @dataclass(frozen=True)
@@ -25,23 +24,23 @@ class Piece:
 
 
 def pieces(answer: Answer) -> list[Piece]:
-    if answer.reason == "error":
-        return [Piece(f"⚠️ {APOLOGY}")]
-    if not answer.answered:
-        out = [Piece("🚫 "), Piece(REFUSAL_HEADING, "<b>", "</b>"), Piece(f"\n{REFUSAL_TEXT}")]
-        if answer.closest:
-            out.append(Piece(f"\n\nClosest sections I found: {'; '.join(answer.closest)}", "<i>", "</i>"))
+    shown = presenter.present(answer)
+    if shown.style == "error":
+        return [Piece(f"⚠️ {shown.parts[0].text}")]
+    if shown.style == "refusal":
+        out = [Piece("🚫 "), Piece(shown.heading, "<b>", "</b>"), Piece(f"\n{shown.parts[0].text}")]
+        out.extend(Piece(f"\n\n{part.text}", "<i>", "</i>") for part in shown.parts[1:])
         return out
     out = []
-    for statement in answer.statements:
-        if not statement.restates_its_quote:
-            out.append(Piece(statement.text + "\n"))
-        for quote in statement.quotes:
-            out.append(Piece(quote.text, "<blockquote>", "</blockquote>"))
-            out.append(Piece(f"📄 {quote.caption}", "<i>", "</i>"))
-            out.append(Piece("\n\n"))
-    if answer.discarded:
-        out.append(Piece(f"⚠️ {discarded_note(answer.discarded)}", "<i>", "</i>"))
+    for part in shown.parts:
+        if part.kind == "quote":
+            out.append(Piece(part.text, "<blockquote>", "</blockquote>"))
+        elif part.kind == "caption":
+            out.extend([Piece(f"📄 {part.text}", "<i>", "</i>"), Piece("\n\n")])
+        elif part.kind == "note":
+            out.append(Piece(f"⚠️ {part.text}", "<i>", "</i>"))
+        else:
+            out.append(Piece(part.text + "\n"))
     return out
 
 

@@ -3,6 +3,19 @@ from pathlib import Path
 
 import core
 
+REPO = Path(core.__file__).resolve().parent.parent
+
+
+def _imports(root: Path):
+    """(file, module, names) for every `import` and `from … import` below root."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    yield path, alias.name, []
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                yield path, node.module, [a.name for a in node.names]
+
 
 def test_every_name_in_all_exists_once():
     for name in core.__all__:
@@ -11,13 +24,25 @@ def test_every_name_in_all_exists_once():
 
 
 def test_core_never_imports_bot_or_chat_libraries():
-    root = Path(core.__file__).parent
-    for path in root.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            for name in names:
-                assert not name.startswith(("bot", "slack", "telegram")), f"{path.name} imports {name}"
+    for path, module, _ in _imports(REPO / "core"):
+        assert not module.startswith(("bot", "slack", "telegram")), f"{path.name} imports {module}"
+
+
+def test_all_imports_are_exported():
+    """bot/ uses core only through `from core import …`, and only names in core.__all__."""
+    for path, module, names in _imports(REPO / "bot"):
+        if module == "core" or module.startswith("core."):
+            where = path.relative_to(REPO)
+            assert module == "core", f"{where} imports from {module}; use `from core import …`"
+            missing = set(names) - set(core.__all__)
+            assert not missing, f"{where} imports {sorted(missing)}, which core.__all__ does not export"
+
+
+def test_the_refusal_heading_is_written_in_one_module_only():
+    writers = [
+        path.relative_to(REPO).as_posix()
+        for folder in ("core", "bot")
+        for path in (REPO / folder).rglob("*.py")
+        if "Not in the knowledge base" in path.read_text(encoding="utf-8")
+    ]
+    assert writers == ["bot/presenter.py"]

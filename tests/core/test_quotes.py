@@ -1,9 +1,8 @@
 import pytest
 
 from core.answers import Claim
-from core.fragments import Fragment
-from core.index import Hit
 from core.quotes import locate, normalise, verify
+from core.retrieval import Fragment, Hit
 
 TEXT = "Oak fronts cost 185 EUR per m². Painted fronts cost 120 EUR – in any colour.\n\nSay “yes” to oak."
 

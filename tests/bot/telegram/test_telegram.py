@@ -6,8 +6,11 @@ import logging
 import httpx
 import pytest
 
-from bot.telegram.config import telegram_settings
+from bot import presenter
+from bot.telegram import build_application
+from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.render import LIMIT, messages
+from core import KnowledgeBase, Pipeline
 from core.answers import Answer, Quote, Statement
 from core.errors import ConfigError
 from tests.bot.telegram.conftest import (
@@ -149,7 +152,7 @@ def test_feedback_buttons_are_recorded_in_the_run_log(make_application, bot_api,
             await stop(application)
 
     answered = run(scenario())
-    assert answered["text"] == "Thanks for the feedback!"
+    assert answered["text"] == presenter.FEEDBACK_THANKS
     assert pipeline.runlog.tail(1)[0].feedback == "down"
 
 
@@ -302,15 +305,37 @@ def test_the_bot_token_never_reaches_the_logs(make_application, bot_api, caplog)
     assert TOKEN not in caplog.text and TOKEN.split(":")[1] not in caplog.text
 
 
-def test_rate_limiter_allows_the_limit_then_says_how_long_and_forgets_quiet_users():
-    from bot.telegram.handlers import RateLimiter
+def test_a_reply_after_a_restart_continues_the_conversation(bot_api, settings, local_embedder):
+    """The reply chain lives in the store, so a new process on the same data folder picks it up."""
 
-    limiter = RateLimiter(2, window=0.2)
-    assert limiter.allow(1) == 0 and limiter.allow(1) == 0
-    assert 0 < limiter.allow(1) <= 0.2
-    assert limiter.allow(2) == 0
-    import time
+    def application_on_a_fresh_pipeline():
+        pipeline = Pipeline(settings, KnowledgeBase(settings, local_embedder))
+        return build_application(TelegramSettings(TOKEN, api_base_url=bot_api.base_url), pipeline), pipeline
 
-    time.sleep(0.25)
-    assert limiter.allow(3) == 0
-    assert set(limiter._times) == {3}
+    async def scenario():
+        before, first_pipeline = application_on_a_fresh_pipeline()
+        await polling(before, bot_api, [[private_message("How much is a solid oak worktop?")]])
+        try:
+            first = (await bot_api.wait_for("sendMessage"))[0]
+        finally:
+            await stop(before)
+            first_pipeline.close()
+        after, second_pipeline = application_on_a_fresh_pipeline()
+        follow = private_message(
+            "and how heavy is a 3 m one?",
+            reply_to_message={
+                "message_id": 1000,  # the fake numbers the bot's messages from 1000
+                "date": 1,
+                "chat": {"id": 7, "type": "private"},
+                "from": {"id": 4242, "is_bot": True, "first_name": "Verbatim"},
+                "text": first.body["text"][:50],
+            },
+        )
+        await polling(after, bot_api, [[follow]])
+        try:
+            return (await bot_api.wait_for("sendMessage", 2))[1].body
+        finally:
+            await stop(after)
+            second_pipeline.close()
+
+    assert "53 kg" in run(scenario())["text"]

@@ -1,16 +1,77 @@
-"""Ranking fragments against a question: audience filter, similarity floor, top k, per-document cap."""
+"""Retrieval values and ranking: fragments, hits, the loaded corpus, and the search over it.
+
+Nothing here knows how the corpus is stored; a store's `load()` produces a `Corpus`.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.index import Corpus, Hit
+from core.text import SECTION_SEPARATOR, caption
 
 TOP_K = 5
 PER_DOCUMENT = 3
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A quotable piece of a document; `position` counts from 1 up to `of`."""
+
+    document: str  # the document's path
+    title: str
+    audience: str
+    section: tuple[str, ...]
+    position: int
+    of: int
+    text: str
+    page: int | None = None  # for paged formats (PDF): where the fragment starts
+
+    @property
+    def section_path(self) -> str:
+        return SECTION_SEPARATOR.join(self.section)
+
+    @property
+    def heading(self) -> str:
+        """`Document › Section`: how a fragment is named to a model or in a refusal."""
+        return SECTION_SEPARATOR.join((self.title, *self.section))
+
+    @property
+    def caption(self) -> str:
+        return caption(self.title, self.section, self.position, self.of, self.page)
+
+    @property
+    def embedded_text(self) -> str:
+        """What is embedded: headings give a bare paragraph its meaning."""
+        parts = [self.title]
+        if self.section:
+            parts.append(self.section_path)
+        parts.append(self.text)
+        return ". ".join(parts)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A fragment found for a question, with its cosine similarity."""
+
+    fragment_id: int
+    fragment: Fragment
+    score: float
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Every fragment with its vector, loaded once: rows of `matrix` match `fragments`."""
+
+    ids: np.ndarray  # int64 fragment ids
+    fragments: tuple[Fragment, ...]
+    matrix: np.ndarray  # float32, (n, dim), unit rows
+    audiences: np.ndarray  # str, one per row
+    documents: np.ndarray  # int, document number per row (for the per-document cap)
+    generation: int = 0  # the store's generation this corpus was loaded at
 
 
 def select(scores: np.ndarray, documents: np.ndarray, floor: float, k: int, per_document: int) -> list[int]:

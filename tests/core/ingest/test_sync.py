@@ -3,9 +3,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.index import INDEX_FILE, Index
+from core.ingest import sync
 from core.knowledge import SCOPES, KnowledgeBase
 from core.settings import Settings
+from core.store import INDEX_FILE
+from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
@@ -13,13 +15,13 @@ WARRANTY = "---\ntitle: Warranty\naudience: public\n---\n## Periods\n\nJoinery c
 DISCOUNTS = "---\ntitle: Discounts\naudience: internal\n---\n## Authority\n\nSales staff may give up to 5% discount.\n"
 
 
-def open_index(tmp_path: Path) -> Index:
-    return Index(tmp_path / "data" / INDEX_FILE)
+def open_index(tmp_path: Path) -> SQLiteIndex:
+    return SQLiteIndex(tmp_path / "data" / INDEX_FILE)
 
 
 def test_first_sync_adds_everything(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    report = open_index(tmp_path).sync(kb, fake_embedder)
+    report = sync(kb, open_index(tmp_path), fake_embedder)
     assert (report.added, report.updated, report.unchanged, report.removed) == (2, 0, 0, 0)
     assert report.fragments == 2
 
@@ -27,9 +29,9 @@ def test_first_sync_adds_everything(tmp_path, write_kb, fake_embedder):
 def test_unchanged_files_are_not_embedded_again(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     calls = fake_embedder.calls
-    report = index.sync(kb, fake_embedder)
+    report = sync(kb, index, fake_embedder)
     assert report.unchanged == 2 and not report.changed
     assert fake_embedder.calls == calls
 
@@ -37,10 +39,10 @@ def test_unchanged_files_are_not_embedded_again(tmp_path, write_kb, fake_embedde
 def test_changed_file_is_reembedded_and_removed_file_dropped(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
     (kb / "warranty.md").unlink()
-    report = index.sync(kb, fake_embedder)
+    report = sync(kb, index, fake_embedder)
     assert (report.updated, report.removed, report.unchanged) == (1, 1, 0)
     texts = [f.text for f in index.load().fragments]
     assert texts == ["Oak fronts cost 199 EUR per m²."]
@@ -49,9 +51,9 @@ def test_changed_file_is_reembedded_and_removed_file_dropped(tmp_path, write_kb,
 def test_a_different_embedder_rebuilds_everything(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     other = FakeEmbedder(dim=32, name="other")
-    report = index.sync(kb, other)
+    report = sync(kb, index, other)
     assert report.rebuilt and report.added == 1
     assert index.load().matrix.shape == (1, 32)
 
@@ -59,21 +61,21 @@ def test_a_different_embedder_rebuilds_everything(tmp_path, write_kb, fake_embed
 def test_one_bad_file_does_not_stop_the_rest(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "broken.md": b"\xff\xfe\xfa not utf-8", "open.md": "---\ntitle: x\n"})
     index = open_index(tmp_path)
-    report = index.sync(kb, fake_embedder)
+    report = sync(kb, index, fake_embedder)
     assert report.added == 1
     assert set(report.failed) == {"broken.md", "open.md"}
     assert "UTF-8" in report.failed["broken.md"]
     assert index.failures().keys() == {"broken.md", "open.md"}
     # Still failed, and still reported, on the next run without re-reading the reason.
-    assert set(index.sync(kb, fake_embedder).failed) == {"broken.md", "open.md"}
+    assert set(sync(kb, index, fake_embedder).failed) == {"broken.md", "open.md"}
 
 
 def test_a_document_that_becomes_malformed_stops_being_searchable(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     (kb / "prices.md").write_text("---\ntitle: Prices\n", encoding="utf-8")
-    report = index.sync(kb, fake_embedder)
+    report = sync(kb, index, fake_embedder)
     assert "prices.md" in report.failed
     assert [f.document for f in index.load().fragments] == ["warranty.md"]
 
@@ -81,7 +83,7 @@ def test_a_document_that_becomes_malformed_stops_being_searchable(tmp_path, writ
 def test_a_crash_while_embedding_leaves_the_previous_version_searchable(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
 
     class Exploding(FakeEmbedder):
@@ -89,15 +91,15 @@ def test_a_crash_while_embedding_leaves_the_previous_version_searchable(tmp_path
             raise RuntimeError("power cut")
 
     with pytest.raises(RuntimeError):
-        index.sync(kb, Exploding())
+        sync(kb, index, Exploding())
     assert [f.text for f in index.load().fragments] == ["Oak fronts cost 185 EUR per m²."]
-    assert index.sync(kb, fake_embedder).updated == 1
+    assert sync(kb, index, fake_embedder).updated == 1
 
 
 def test_vectors_are_stored_as_unit_float32_rows(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = open_index(tmp_path)
-    index.sync(kb, fake_embedder)
+    sync(kb, index, fake_embedder)
     corpus = index.load()
     assert corpus.matrix.dtype == np.float32
     assert np.allclose(np.linalg.norm(corpus.matrix, axis=1), 1.0, atol=1e-5)
@@ -135,3 +137,67 @@ def test_a_running_knowledge_base_picks_up_new_documents(tmp_path, write_kb, fak
     time.sleep(0.02)
     hits = base.retrieve("five year warranty joinery", SCOPES["public"], floor=0.5).hits
     assert hits and hits[0].fragment.document == "warranty.md"
+
+
+def test_a_one_line_edit_re_embeds_only_the_fragment_that_changed(tmp_path, write_kb, fake_embedder):
+    sections = "\n\n".join(f"## Part {i}\n\nPart {i} says something of its own, number {i}." for i in range(5))
+    kb = write_kb({"guide.md": f"# Guide\n\n{sections}\n"})
+    index = open_index(tmp_path)
+    assert sync(kb, index, fake_embedder).embedded == 5
+    before = fake_embedder.texts
+    (kb / "guide.md").write_text(f"# Guide\n\n{sections.replace('number 3', 'number 33')}\n", encoding="utf-8")
+    report = sync(kb, index, fake_embedder)
+    assert (report.updated, report.embedded) == (1, 1)
+    assert fake_embedder.texts - before == 1
+    assert any("number 33" in f.text for f in index.load().fragments)
+
+
+def test_a_sidecar_makes_a_file_public_and_wins_over_its_front_matter(tmp_path, write_kb, fake_embedder):
+    kb = write_kb(
+        {
+            "notes.txt": "Opening hours are 8 to 17 on weekdays.",
+            "notes.txt.meta.yml": "title: Opening hours\naudience: public  # customers may read it\n",
+            "staff.md": "---\naudience: public\n---\n# Staff\n\nStaff text.",
+            "staff.md.meta.yml": "audience: internal\n",
+        }
+    )
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    by_document = {f.document: f for f in index.load().fragments}
+    assert (by_document["notes.txt"].title, by_document["notes.txt"].audience) == ("Opening hours", "public")
+    assert by_document["staff.md"].audience == "internal"
+
+
+def test_folder_defaults_apply_below_and_a_changed_sidecar_re_reads_the_document(tmp_path, write_kb, fake_embedder):
+    kb = write_kb(
+        {
+            "public/defaults.meta.yml": "audience: public\nowner: Sales office\n",
+            "public/prices.txt": "Oak fronts cost 185 EUR per m2.",
+            "staff.txt": "Staff may give 5% discount.",
+        }
+    )
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    audiences = {f.document: f.audience for f in index.load().fragments}
+    assert audiences == {"public/prices.txt": "public", "staff.txt": "internal"}
+    (kb / "staff.txt.meta.yml").write_text("audience: public\n", encoding="utf-8")
+    report = sync(kb, index, fake_embedder)
+    assert report.updated == 1 and report.embedded == 0, "only metadata changed: the vectors are reused"
+    assert {f.audience for f in index.load().fragments} == {"public"}
+
+
+def test_another_process_re_indexing_is_noticed_by_the_next_search(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "data", resync_seconds=0)  # no resync of its own
+    serving = KnowledgeBase(settings, fake_embedder)
+    serving.sync()
+    question = "oak fronts cost per m2"
+    assert serving.retrieve(question, SCOPES["public"], floor=0.5).hits
+    (kb / "prices.md").write_text(PRICES.replace("audience: public", "audience: internal"), encoding="utf-8")
+    (kb / "warranty.md").unlink()
+    indexer = KnowledgeBase(settings, fake_embedder)
+    indexer.sync()
+    indexer.close()
+    public = serving.retrieve(question, SCOPES["public"], floor=-1.0).hits
+    assert public == [], "a document made internal or deleted is never quoted to the public again"
+    serving.close()

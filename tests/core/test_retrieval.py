@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from core.knowledge import SCOPES, KnowledgeBase
-from core.search import select
+from core.retrieval import select
 from core.settings import Settings
 
 

@@ -1,0 +1,169 @@
+"""What an answer shows, and every sentence a user reads, written once for every surface.
+
+`present(answer)` makes the one decision (error / refused with closest sections /
+answered: statements, quotes, captions, the discarded note) as neutral parts; the console,
+Slack and Telegram only turn those parts into their own markup. Help texts name no product:
+they come from settings (`VERBATIM_COMPANY_NAME`, `VERBATIM_EXAMPLE_QUESTION`) and from the
+titles of the documents the surface may read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from core import MAX_QUESTION_CHARS, Answer, VerbatimError
+
+ANSWER_HEADING = "From the documents"
+REFUSAL_HEADING = "Not in the knowledge base"
+REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
+APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
+FEEDBACK_THANKS = "Thanks, your feedback was recorded."
+FEEDBACK_UNKNOWN = "That answer is no longer in the log."
+SHARE_LABEL = "Post to channel"
+
+
+def discarded_note(n: int) -> str:
+    """The note under an answer some of whose quotes failed verification."""
+    if n == 1:
+        return "1 quote could not be verified and was left out"
+    return f"{n} quotes could not be verified and were left out"
+
+
+def closest_note(sections: Sequence[str]) -> str:
+    return f"Closest sections I found: {'; '.join(sections)}"
+
+
+def slow_down(seconds: float) -> str:
+    return f"You're asking faster than I can keep up with. Please wait {int(seconds) + 1} seconds and try again."
+
+
+def invalid_question(exc: VerbatimError) -> str:
+    """Why a question was not asked, and what to do instead."""
+    text = str(exc)
+    if text.startswith("The question is empty"):
+        return "Please write a question after the command or mention."
+    return f"{text} Please ask a shorter question (at most {MAX_QUESTION_CHARS:,} characters)."
+
+
+def shared_by(user_mention: str, question: str) -> str:
+    return f"{user_mention} asked: {question}"
+
+
+# --- answers ----------------------------------------------------------------------------------
+
+Style = Literal["answer", "refusal", "error"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One neutral piece of a presented answer; surfaces choose the markup for each kind.
+
+    kinds: `statement` (the answer's own words), `quote` (verbatim document text, shown as a
+    quote), `caption` (where the quote comes from), `note` (a remark about the answer: the
+    discarded count, the closest sections), `text` (a plain sentence: the refusal, the apology).
+    """
+
+    kind: Literal["statement", "quote", "caption", "note", "text"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Presentation:
+    style: Style
+    heading: str  # tells the style at a glance; chat surfaces let an answer's quotes speak for themselves
+    parts: tuple[Part, ...]
+    feedback: bool  # whether 👍 / 👎 (or sharing) is offered
+
+    @property
+    def plain(self) -> str:
+        """The whole presentation as plain text: notifications, screen readers, fallbacks."""
+        if self.style != "answer":
+            body = " ".join(p.text for p in self.parts)
+            return body if self.style == "error" else f"{self.heading}. {body}"
+        lines: list[str] = []
+        for part in self.parts:
+            if part.kind == "quote":
+                lines.append(f"“{' '.join(part.text.split())}”")
+            elif part.kind == "caption":
+                lines[-1] += f" ({part.text})" if lines else part.text
+            else:
+                lines.append(part.text)
+        return "\n".join(lines)
+
+
+def present(answer: Answer) -> Presentation:
+    """The one decision of what an answer shows."""
+    if answer.reason == "error":
+        return Presentation("error", "Something went wrong", (Part("text", APOLOGY),), feedback=False)
+    if not answer.answered:
+        parts = [Part("text", REFUSAL_TEXT)]
+        if answer.closest:
+            parts.append(Part("note", closest_note(answer.closest)))
+        return Presentation("refusal", REFUSAL_HEADING, tuple(parts), feedback=True)
+    parts = []
+    for statement in answer.statements:
+        if not statement.restates_its_quote:
+            parts.append(Part("statement", statement.text))
+        for quote in statement.quotes:
+            parts.append(Part("quote", quote.text))
+            parts.append(Part("caption", quote.caption))
+    if answer.discarded:
+        parts.append(Part("note", discarded_note(answer.discarded)))
+    return Presentation("answer", ANSWER_HEADING, tuple(parts), feedback=True)
+
+
+# --- help texts -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Voice:
+    """The product-neutral help texts of one surface."""
+
+    company: str
+    example: str  # an example question, or "" when none is configured
+    topics: tuple[str, ...]  # titles of the documents this surface may read
+
+    @classmethod
+    def from_env(cls, titles: Sequence[str], env: Mapping[str, str] | None = None) -> Voice:
+        env = os.environ if env is None else env
+        return cls(
+            company=env.get("VERBATIM_COMPANY_NAME", "").strip() or "our company",
+            example=env.get("VERBATIM_EXAMPLE_QUESTION", "").strip(),
+            topics=tuple(titles),
+        )
+
+    def topic_list(self, limit: int = 6) -> str:
+        shown = list(self.topics[:limit])
+        more = len(self.topics) - len(shown)
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+    def example_or(self, fallback: str) -> str:
+        return self.example or fallback
+
+    @property
+    def start(self) -> str:
+        covers = f" I can read: {self.topic_list()}." if self.topics else ""
+        return (
+            f"Hello! I answer questions about {self.company} from its own documents.{covers}\n\n"
+            "Every answer quotes the documents word for word, with the document and section it comes from. "
+            "When the documents don't cover a question, I say so instead of guessing.\n\n"
+            "Just write your question. Reply to one of my answers to ask a follow-up. "
+            "In groups, mention me or use /ask."
+        )
+
+    def help_lines(self) -> list[str]:
+        lines = [f"Write a question, for example: {self.example}" if self.example else "Write a question."]
+        if self.topics:
+            lines.append(f"I can read: {self.topic_list()}.")
+        return lines
+
+    def mention_hint(self, bot_name: str = "@Verbatim") -> str:
+        example = f", for example: {bot_name} {self.example}" if self.example else "."
+        return f"Ask me a question after the mention{example}"
+
+    def command_usage(self, command: str) -> str:
+        example = f", for example {command} {self.example}" if self.example else "."
+        return f"Write your question after the command{example}"

@@ -1,0 +1,48 @@
+"""Slack listeners, one module per surface: messages (mentions and DMs), the /ask command, actions.
+
+Every listener acknowledges at once and answers in a lazy listener, because Slack wants an
+acknowledgement within 3 seconds and answering can take longer. Listeners are top-level
+functions; what they need arrives as the `deps` argument, which a middleware puts into
+Bolt's context (and which lazy listeners share rather than copy).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from slack_bolt import App, BoltResponse
+from slack_bolt.middleware import Middleware
+from slack_bolt.request import BoltRequest
+
+from bot.slack.listeners import actions, commands, messages
+from bot.slack.listeners.common import Deps
+from bot.slack.listeners.messages import question_text
+
+__all__ = ["Deps", "question_text", "register"]
+
+log = logging.getLogger(__name__)
+
+
+class _Inject(Middleware):
+    """Puts `deps` into every request's context, and answers each event id once across processes."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+        req.context["deps"] = self.deps
+        event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
+        # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.
+        if event_id and not self.deps.pipeline.store.state.first_time(f"slack-event:{event_id}"):
+            log.info("skipping redelivered event %s", event_id)
+            return BoltResponse(status=200, body="")
+        return next()
+
+
+def register(app: App, deps: Deps) -> None:
+    """Attach every Verbatim listener to a Bolt app."""
+    app.use(_Inject(deps))
+    messages.register(app, deps)
+    commands.register(app, deps)
+    actions.register(app, deps)

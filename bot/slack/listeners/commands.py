@@ -1,0 +1,46 @@
+"""`/ask question`: answered only to the asker, with a button to post the answer to the channel."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot import presenter
+from bot.slack import render
+from bot.slack.listeners.common import SURFACE, Deps
+from bot.slack.listeners.messages import question_text
+from core import VerbatimError, clean_question
+
+log = logging.getLogger(__name__)
+
+
+def ack_command(ack: Ack, command: dict[str, Any], deps: Deps) -> None:
+    if not question_text(command.get("text", "")):
+        ack(text=render.escape(deps.voice.command_usage("/ask")))
+    else:
+        ack()
+
+
+def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
+    """`/ask question`: answered ephemerally; the answer can be shared with the button."""
+    text = question_text(command.get("text", ""))
+    if not text:
+        return
+    channel, user = command["channel_id"], command["user_id"]
+    try:
+        answer = deps.pipeline.ask(clean_question(text), deps.scope_for(channel), SURFACE)
+        actions = [render.share_actions(answer.id)] if presenter.present(answer).feedback else []
+        for message in render.messages(answer, actions):
+            client.chat_postEphemeral(channel=channel, user=user, blocks=message.blocks, text=message.text)
+    except VerbatimError as exc:
+        client.chat_postEphemeral(channel=channel, user=user, text=presenter.invalid_question(exc))
+    except Exception:
+        log.exception("answering /ask failed")
+        client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.APOLOGY}")
+
+
+def register(app: App, deps: Deps) -> None:
+    app.command("/ask")(ack=ack_command, lazy=[on_command])

@@ -1,0 +1,53 @@
+"""What every Slack listener shares: its dependencies, and how it replies and reacts."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot import presenter
+from bot.slack import render
+from bot.slack.config import SlackSettings
+from core import SCOPES, Pipeline
+
+log = logging.getLogger(__name__)
+
+SURFACE = "slack"
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What the listeners need: shared services, never copied (Bolt deep-copies context for lazy listeners)."""
+
+    pipeline: Pipeline
+    settings: SlackSettings
+    voice: presenter.Voice
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Deps:
+        return self
+
+    def scope_for(self, channel: str) -> frozenset[str]:
+        return SCOPES["public"] if channel in self.settings.public_channels else SCOPES["internal"]
+
+
+def reply(client: WebClient, channel: str, thread_ts: str | None, answer_messages: list[render.Message]) -> None:
+    for message in answer_messages:
+        client.chat_postMessage(
+            channel=channel,
+            thread_ts=thread_ts,
+            blocks=message.blocks,
+            text=message.text,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+
+
+def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> None:
+    try:
+        (client.reactions_add if add else client.reactions_remove)(channel=channel, timestamp=ts, name=name)
+    except SlackApiError as exc:  # a missing reaction scope must not cost the user the answer
+        log.warning("could not %s the %s reaction: %s", "add" if add else "remove", name, exc.response.get("error"))

@@ -1,0 +1,84 @@
+"""Mentions in channels and direct messages: answered in a thread, with the thread as history."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot import presenter
+from bot.slack import render
+from bot.slack.listeners.common import SURFACE, Deps, react, reply
+from core import VerbatimError, clean_question
+
+log = logging.getLogger(__name__)
+
+WORKING = "hourglass_flowing_sand"
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_LINK = re.compile(r"<(?:[^|>]+\|)?([^>]+)>")
+
+
+def question_text(text: str) -> str:
+    """The question in a Slack message: mentions dropped, links to their labels, entities decoded."""
+    text = _MENTION.sub(" ", text or "")
+    text = _LINK.sub(r"\1", text)
+    return " ".join(text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").split())
+
+
+def ignorable(event: dict[str, Any], context: dict[str, Any]) -> bool:
+    """Bots (ourselves included), edits, joins, deletions and every other subtype."""
+    return bool(event.get("subtype") or event.get("bot_id") or event.get("user") in (None, context.get("bot_user_id")))
+
+
+def answer_in_thread(
+    deps: Deps, client: WebClient, event: dict[str, Any], thread_ts: str | None, conversation: str
+) -> None:
+    channel, ts = event["channel"], event["ts"]
+    text = question_text(event.get("text", ""))
+    if not text:
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=render.escape(deps.voice.mention_hint()))
+        return
+    try:
+        question = clean_question(text)
+    except VerbatimError as exc:
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=presenter.invalid_question(exc))
+        return
+    react(client, WORKING, channel, ts, add=True)
+    try:
+        answer = deps.pipeline.ask(question, deps.scope_for(channel), SURFACE, conversation)
+        reply(client, channel, thread_ts, render.messages(answer))
+    except Exception:
+        log.exception("answering a Slack message failed")
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=f"⚠️ {presenter.APOLOGY}")
+    finally:
+        react(client, WORKING, channel, ts, add=False)
+
+
+def just_ack(ack: Ack) -> None:
+    ack()
+
+
+def on_mention(client: WebClient, event: dict[str, Any], context: dict[str, Any], deps: Deps) -> None:
+    """A mention in a channel: answered in that message's thread, with the thread as history."""
+    if ignorable(event, context):
+        return
+    thread_ts = event.get("thread_ts") or event["ts"]
+    conversation = f"slack:{context.get('team_id')}:{event['channel']}:{thread_ts}"
+    answer_in_thread(deps, client, event, thread_ts, conversation)
+
+
+def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[str, Any], deps: Deps) -> None:
+    """A direct message: answered privately, in its thread if it was sent in one."""
+    if event.get("channel_type") != "im" or ignorable(event, context):
+        return
+    thread_ts = event.get("thread_ts")
+    conversation = f"slack:{context.get('team_id')}:{event['channel']}" + (f":{thread_ts}" if thread_ts else "")
+    answer_in_thread(deps, client, event, thread_ts, conversation)
+
+
+def register(app: App, deps: Deps) -> None:
+    app.event("app_mention")(ack=just_ack, lazy=[on_mention])
+    app.event("message")(ack=just_ack, lazy=[on_direct_message])

@@ -1,0 +1,86 @@
+"""The format-neutral document every reader produces, and the helpers readers share."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from core.errors import DocumentError
+
+AUDIENCES = ("public", "internal")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A run of a document's text under one heading path; paragraphs are separated by blank lines."""
+
+    path: tuple[str, ...]
+    text: str
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a reader found in a file, before metadata from elsewhere is merged in."""
+
+    title: str | None
+    meta: dict[str, str]
+    sections: tuple[Section, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One knowledge document, read, with its metadata settled."""
+
+    path: str  # relative to the knowledge folder, with forward slashes
+    title: str
+    audience: str
+    sections: tuple[Section, ...]
+    sha256: str  # of the file's bytes
+    size: int
+    meta: dict[str, str] = field(default_factory=dict)
+    meta_sha256: str = ""  # of the sidecar and defaults files that added metadata ("" when none)
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (with or without a BOM), newlines folded to \\n; raises DocumentError for binary or other encodings."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"not valid UTF-8 (byte {exc.start})") from exc
+    if "\x00" in text:
+        raise DocumentError("looks like a binary file (contains NUL bytes)")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_metadata(text: str, first_line: int = 1, what: str = "front matter") -> dict[str, str]:
+    """`key: value` lines (front matter, sidecars); blank lines and `#` comments are skipped."""
+    meta: dict[str, str] = {}
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or not key.strip():
+            raise DocumentError(f"{what} line {number} is not 'key: value': {line.strip()!r}")
+        # YAML's rule: " #" starts a comment (`audience: public  # customers may read it`).
+        meta[key.strip().lower()] = value.split(" #", 1)[0].strip().strip("\"'")
+    return meta
+
+
+def paragraphs(lines: list[str]) -> list[str]:
+    """Runs of non-blank lines, right-trimmed."""
+    out: list[str] = []
+    current: list[str] = []
+    for line in lines:
+        if line.strip():
+            current.append(line.rstrip())
+        elif current:
+            out.append("\n".join(current))
+            current = []
+    if current:
+        out.append("\n".join(current))
+    return out

@@ -1,0 +1,68 @@
+"""Readers turn a file's bytes into a format-neutral document, one module per format.
+
+A reader returns a `Parsed` (title if the file names one, the metadata the file carries,
+and sections with heading paths, text and an optional page number); `parse_document`
+picks the reader by suffix, merges the metadata (folder defaults < the file's own < its
+sidecar), and checks it. Register another format with `READERS[".ext"] = read`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from core.errors import DocumentError
+from core.ingest.documents import AUDIENCES, Document, Parsed, sha256_of
+from core.ingest.readers import markdown, plain
+
+Reader = Callable[[bytes], Parsed]
+
+READERS: dict[str, Reader] = {
+    ".md": markdown.read,
+    ".markdown": markdown.read,
+    ".txt": plain.read,
+}
+
+
+def suffixes() -> tuple[str, ...]:
+    return tuple(READERS)
+
+
+def parse_document(
+    rel_path: str,
+    data: bytes,
+    defaults: Mapping[str, str] | None = None,
+    sidecar: Mapping[str, str] | None = None,
+    meta_sha256: str = "",
+) -> Document:
+    """Read one file's bytes with the reader for its suffix; raises DocumentError with the reason.
+
+    Metadata from outside the file: the sidecar wins over the file's own, which wins over folder defaults.
+    """
+    reader = READERS.get(Path(rel_path).suffix.lower())
+    if reader is None:
+        raise DocumentError(f"no reader for {Path(rel_path).suffix or 'files without a suffix'}")
+    parsed = reader(data)
+    defaults, sidecar = defaults or {}, sidecar or {}
+    meta = {**defaults, **parsed.meta, **sidecar}
+    audience = meta.get("audience", "internal").lower()
+    if audience not in AUDIENCES:
+        raise DocumentError(f"audience must be one of {', '.join(AUDIENCES)}, not {audience!r}")
+    if not any(s.text.strip() for s in parsed.sections):
+        raise DocumentError("the document has no text")
+    title = sidecar.get("title") or parsed.meta.get("title") or parsed.title or defaults.get("title")
+    return Document(
+        path=rel_path,
+        title=title or _title_from_name(rel_path),
+        audience=audience,
+        sections=parsed.sections,
+        sha256=sha256_of(data),
+        size=len(data),
+        meta=meta,
+        meta_sha256=meta_sha256,
+    )
+
+
+def _title_from_name(rel_path: str) -> str:
+    stem = Path(rel_path).stem.replace("-", " ").replace("_", " ").strip()
+    return stem[:1].upper() + stem[1:] if stem else rel_path

@@ -1,0 +1,173 @@
+"""Where Verbatim keeps what outlives a process: the index, the run log and the bots' shared state.
+
+A `Store` bundles three small protocols, so a surface or a test can swap the engine:
+
+    Store
+     ├── index:   IndexStore     documents, fragments and vectors; `generation` changes with them
+     ├── runlog:  RunLogStore    every answer and its feedback (user data: a re-index never drops it)
+     └── state:   StateStore     seen event ids, conversation links, rate-limit counters
+
+SQLite (`core.store.sqlite`) is the embedded implementation; nothing here imports it until
+`open_store` is called, so importing `core` opens no database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from core.retrieval import Corpus, Fragment
+
+if TYPE_CHECKING:
+    from core.answers import Answer, Turn
+    from core.ingest.readers import Document
+
+INDEX_FILE = "index.sqlite3"
+RUNLOG_FILE = "runlog.sqlite3"
+
+
+def conversation_hash(key: str) -> str:
+    """A stable, non-reversible stand-in for a raw conversation key or user id."""
+    return hashlib.sha256(f"verbatim-conversation:{key}".encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class KnownDocument:
+    """What the index remembers of a file, to decide whether it must be read again."""
+
+    sha256: str
+    meta_sha256: str
+    state: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One run-log row, as `verbatim log` shows it."""
+
+    id: str
+    at: str
+    surface: str
+    question: str
+    kind: str
+    reason: str | None
+    statements: list[dict[str, Any]]
+    discarded: int
+    answerer: str
+    timings: dict[str, float]
+    feedback: str
+
+
+class IndexStore(Protocol):
+    """Documents, their fragments and vectors; rebuildable from the folder at any time."""
+
+    notice: str | None  # set when a damaged index was moved aside and started anew
+
+    def generation(self) -> int:
+        """A number that changes whenever the indexed content changes (any process, any writer)."""
+        ...
+
+    def load(self) -> Corpus:
+        """Every indexed fragment and its vector, for the search."""
+        ...
+
+    def embedder_id(self) -> str | None: ...
+
+    def reset(self, embedder_id: str) -> None:
+        """Forget every document: the vectors of another model mean nothing to this one."""
+        ...
+
+    def known(self) -> dict[str, KnownDocument]: ...
+
+    def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors already stored for these fragment hashes: unchanged text is never embedded twice."""
+        ...
+
+    def mark_indexing(self, document: Document) -> None: ...
+
+    def abort(self, path: str) -> None:
+        """Undo `mark_indexing` after a failure: the previous version, if any, stays searchable."""
+        ...
+
+    def put(
+        self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
+    ) -> None:
+        """Swap in a document's fragments in one transaction: readers see the old or the new, never neither."""
+        ...
+
+    def fail(self, path: str, sha256: str, size: int, reason: str) -> None:
+        """Record a document that can't be read; its old fragments stop being quoted."""
+        ...
+
+    def remove(self, paths: Sequence[str]) -> None: ...
+
+    def failures(self) -> dict[str, str]: ...
+
+    def stats(self) -> tuple[int, float, int]:
+        """Fragment count, mean and max length in characters."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class RunLogStore(Protocol):
+    """Append-only: every question and its answer, and feedback on answers."""
+
+    def record(self, answer: Answer, surface: str, conversation: str | None) -> None: ...
+
+    def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
+        """Record 👍 (`up`) or 👎 (`down`); False when the answer is unknown."""
+        ...
+
+    def history(self, conversation: str, limit: int = 3) -> list[Turn]:
+        """The conversation's last `limit` turns, oldest first."""
+        ...
+
+    def answer(self, answer_id: str) -> Answer | None:
+        """A logged answer, rebuilt for showing again (without its retrieval details)."""
+        ...
+
+    def tail(self, n: int = 10) -> list[Entry]: ...
+
+
+class StateStore(Protocol):
+    """The bots' memory that must outlive a restart and be shared by every process on the store."""
+
+    def first_time(self, key: str, ttl: float = 3600.0) -> bool:
+        """True exactly once per key within `ttl` seconds, whichever process asks."""
+        ...
+
+    def link(self, key: str, conversation: str) -> None:
+        """Remember that `key` (e.g. a bot message) belongs to `conversation`."""
+        ...
+
+    def linked(self, key: str) -> str | None: ...
+
+    def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
+        """0 and a slot used when `key` made fewer than `limit` requests in `window` s; else the wait."""
+        ...
+
+
+class Store(Protocol):
+    @property
+    def index(self) -> IndexStore: ...
+
+    @property
+    def runlog(self) -> RunLogStore: ...
+
+    @property
+    def state(self) -> StateStore: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(data_dir: Path | str) -> Store:
+    """The embedded SQLite store in `data_dir` (a damaged index is moved aside and rebuilt)."""
+    from core.store.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(data_dir))

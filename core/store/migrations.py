@@ -1,0 +1,124 @@
+"""Schema migrations, llm-style: append-only functions, each recorded by name once applied.
+
+Never edit or rename a migration that has shipped (databases record it by name); add the next one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def migrate(db: sqlite3.Connection, migrations: list[Migration]) -> None:
+    """Apply, in order, the migrations this database has not seen, each recorded by name."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    for step in migrations:
+        if step.__name__ not in done:
+            with db:
+                step(db)
+                db.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (step.__name__,))
+
+
+# --- the index file (rebuildable) ---------------------------------------------------------------
+
+
+def _m001_initial(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL DEFAULT '',
+            audience TEXT NOT NULL DEFAULT 'internal',
+            owner TEXT, as_of TEXT, source TEXT,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'indexing', 'indexed', 'failed')),
+            error TEXT,
+            indexed_at TEXT
+        );
+        CREATE TABLE fragments (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            of INTEGER NOT NULL,
+            section TEXT NOT NULL,  -- JSON list of headings
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX fragments_by_document ON fragments(document_id);
+        """
+    )
+
+
+def _m002_fragment_hashes_pages_generation(db: sqlite3.Connection) -> None:
+    """Per-fragment content hashes (re-embed only what changed), pages, sidecar metadata, a generation."""
+    db.executescript(
+        """
+        ALTER TABLE fragments ADD COLUMN hash TEXT;
+        ALTER TABLE fragments ADD COLUMN page INTEGER;
+        CREATE INDEX fragments_by_hash ON fragments(hash);
+        ALTER TABLE documents ADD COLUMN meta_sha256 TEXT NOT NULL DEFAULT '';
+        """
+    )
+    # Starts at the clock, so an index rebuilt from scratch never repeats a generation a reader holds.
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(time.time_ns() // 1000),))
+
+
+INDEX_MIGRATIONS: list[Migration] = [_m001_initial, _m002_fragment_hashes_pages_generation]
+
+
+# --- the run-log file (user data, never dropped) ---------------------------------------------------
+
+
+def _m001_entries(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE entries (
+            id TEXT PRIMARY KEY,
+            at TEXT NOT NULL,
+            surface TEXT NOT NULL,
+            conversation TEXT,
+            question TEXT NOT NULL,
+            standalone_question TEXT,
+            kind TEXT NOT NULL,
+            reason TEXT,
+            statements TEXT NOT NULL,
+            discarded INTEGER NOT NULL,
+            fragments TEXT NOT NULL,
+            timings TEXT NOT NULL,
+            answerer TEXT NOT NULL,
+            model_calls INTEGER NOT NULL
+        );
+        CREATE INDEX entries_by_conversation ON entries(conversation, at);
+        CREATE TABLE feedback (
+            answer_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            surface TEXT NOT NULL,
+            value TEXT NOT NULL CHECK (value IN ('up', 'down')),
+            who TEXT
+        );
+        """
+    )
+
+
+def _m002_bot_state(db: sqlite3.Connection) -> None:
+    """The bots' shared memory: redelivered events, reply → conversation links, rate-limit slots."""
+    db.executescript(
+        """
+        CREATE TABLE seen_events (key TEXT PRIMARY KEY, at REAL NOT NULL);
+        CREATE INDEX seen_events_by_age ON seen_events(at);
+        CREATE TABLE links (key TEXT PRIMARY KEY, conversation TEXT NOT NULL, at REAL NOT NULL);
+        CREATE INDEX links_by_age ON links(at);
+        CREATE TABLE rate_slots (key TEXT NOT NULL, at REAL NOT NULL);
+        CREATE INDEX rate_slots_by_key ON rate_slots(key, at);
+        """
+    )
+
+
+RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state]

@@ -1,0 +1,397 @@
+"""The embedded store: two SQLite files in the data folder.
+
+`index.sqlite3` is rebuildable (a damaged one is moved aside and started anew);
+`runlog.sqlite3` holds user data and the bots' shared state, and is never dropped.
+Both use WAL, so the Slack and Telegram processes can share one data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.answers import REFUSED_TURN, Answer, Statement, Turn
+from core.errors import IndexCorrupt, IndexFileError, RunLogError
+from core.retrieval import Corpus, Fragment
+from core.store import INDEX_FILE, RUNLOG_FILE, Entry, KnownDocument, conversation_hash
+from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate
+
+if TYPE_CHECKING:
+    from core.ingest.readers import Document
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 500  # host parameters per IN (...) query, well under SQLite's limit
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class SQLiteIndex:
+    """One SQLite file; opening a damaged file raises IndexCorrupt."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.notice: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, check_same_thread=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            if self.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+            migrate(self.db, INDEX_MIGRATIONS)
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"The index file {path} is damaged ({exc}).") from exc
+        except OSError as exc:
+            raise IndexFileError(f"The index file {path} can't be opened ({exc.strerror}).") from exc
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open_or_rebuild(cls, path: Path) -> SQLiteIndex:
+        """Open the index; a damaged file is moved aside and a fresh one started (with a notice)."""
+        try:
+            return cls(path)
+        except IndexCorrupt as exc:
+            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(str(path) + suffix)
+                if src.exists():
+                    src.replace(Path(str(aside) + suffix))
+            notice = f"{exc} It was moved to {aside.name} and the index is rebuilt from the documents."
+            log.warning(notice)
+            index = cls(path)
+            index.notice = notice
+            return index
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _bump(self) -> None:
+        """Inside a write transaction: the content changed, so every reader must reload."""
+        self.db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+    def generation(self) -> int:
+        with self._lock:
+            return int(self._meta("generation") or 0)
+
+    def embedder_id(self) -> str | None:
+        with self._lock:
+            return self._meta("embedder")
+
+    def reset(self, embedder_id: str) -> None:
+        with self._lock, self.db:
+            self.db.execute("DELETE FROM documents")
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (embedder_id,))
+            self.db.execute("DELETE FROM meta WHERE key = 'dimension'")
+            self._bump()
+
+    def known(self) -> dict[str, KnownDocument]:
+        with self._lock:
+            rows = self.db.execute("SELECT path, sha256, meta_sha256, state, error FROM documents").fetchall()
+        return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            for start in range(0, len(unique), _CHUNK):
+                chunk = unique[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for digest, blob in self.db.execute(
+                    f"SELECT hash, vector FROM fragments WHERE hash IN ({marks})", chunk
+                ):
+                    found[digest] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def mark_indexing(self, document: Document) -> None:
+        with self._lock, self.db:
+            # ON CONFLICT: another process (the Slack and Telegram bots share a data folder) got there first.
+            self.db.execute(
+                "INSERT INTO documents (path, sha256, size, state) VALUES (?, ?, ?, 'queued') "
+                "ON CONFLICT(path) DO NOTHING",
+                (document.path, document.sha256, document.size),
+            )
+            self.db.execute("UPDATE documents SET state = 'indexing' WHERE path = ?", (document.path,))
+
+    def abort(self, path: str) -> None:
+        with self._lock, self.db:
+            self.db.execute(
+                "UPDATE documents SET state = CASE WHEN indexed_at IS NULL THEN 'queued' ELSE 'indexed' END "
+                "WHERE path = ?",
+                (path,),
+            )
+
+    def put(
+        self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
+    ) -> None:
+        meta = document.meta
+        with self._lock, self.db:  # one transaction: readers see the old fragments or the new, never neither
+            doc_id = self.db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()[0]
+            self.db.execute("DELETE FROM fragments WHERE document_id = ?", (doc_id,))
+            self.db.executemany(
+                "INSERT INTO fragments (document_id, position, of, section, text, vector, hash, page) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (doc_id, f.position, f.of, json.dumps(f.section), f.text, v.astype(np.float32).tobytes(), h, f.page)
+                    for f, h, v in zip(fragments, hashes, vectors, strict=True)
+                ],
+            )
+            self.db.execute(
+                "UPDATE documents SET title = ?, audience = ?, owner = ?, as_of = ?, source = ?, sha256 = ?, "
+                "meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = datetime('now') "
+                "WHERE id = ?",
+                (
+                    document.title,
+                    document.audience,
+                    meta.get("owner"),
+                    meta.get("as_of"),
+                    meta.get("source"),
+                    document.sha256,
+                    document.meta_sha256,
+                    document.size,
+                    doc_id,
+                ),
+            )
+            if len(vectors):
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dimension', ?)", (str(vectors.shape[1]),))
+            self._bump()
+
+    def fail(self, path: str, sha256: str, size: int, reason: str) -> None:
+        with self._lock, self.db:
+            # A document that no longer parses stops being quoted: its old text is not what the file says.
+            self.db.execute("DELETE FROM documents WHERE path = ?", (path,))
+            self.db.execute(
+                "INSERT INTO documents (path, sha256, size, state, error) VALUES (?, ?, ?, 'failed', ?)",
+                (path, sha256, size, reason),
+            )
+            self._bump()
+
+    def remove(self, paths: Sequence[str]) -> None:
+        if not paths:
+            return
+        with self._lock, self.db:
+            self.db.executemany("DELETE FROM documents WHERE path = ?", [(p,) for p in paths])
+            self._bump()
+
+    def failures(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self.db.execute("SELECT path, error FROM documents WHERE state = 'failed' ORDER BY path"))
+
+    def stats(self) -> tuple[int, float, int]:
+        with self._lock:
+            count, mean, longest = self.db.execute(
+                "SELECT count(*), avg(length(text)), max(length(text)) FROM fragments"
+            ).fetchone()
+        return count, float(mean or 0.0), int(longest or 0)
+
+    def load(self) -> Corpus:
+        with self._lock:
+            generation = int(self._meta("generation") or 0)
+            dim = int(self._meta("dimension") or 0)
+            rows = self.db.execute(
+                "SELECT f.id, d.path, d.title, d.audience, f.section, f.position, f.of, f.text, f.vector, d.id, "
+                "f.page FROM fragments f JOIN documents d ON d.id = f.document_id ORDER BY d.path, f.position"
+            ).fetchall()
+        try:
+            matrix = np.frombuffer(b"".join(r[8] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        except ValueError as exc:
+            raise IndexCorrupt(f"The index file {self.path} holds vectors of the wrong size.") from exc
+        fragments = tuple(Fragment(r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[10]) for r in rows)
+        return Corpus(
+            ids=np.array([r[0] for r in rows], dtype=np.int64),
+            fragments=fragments,
+            matrix=matrix,
+            audiences=np.array([r[3] for r in rows], dtype=object),
+            documents=np.array([r[9] for r in rows], dtype=np.int64),
+            generation=generation,
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class SQLiteLog:
+    """The run log (append-only: rows are inserted, never updated or deleted) and the bots' state."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, check_same_thread=False, timeout=10.0)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            migrate(self.db, RUNLOG_MIGRATIONS)
+        except sqlite3.DatabaseError as exc:
+            raise RunLogError(
+                f"The run log {path} can't be opened ({exc}); it is left untouched — move it aside to start a new one."
+            ) from exc
+        except OSError as exc:
+            raise RunLogError(f"The run log {path} can't be opened ({exc.strerror}).") from exc
+        self._next_sweep = 0.0
+
+    # --- run log ----------------------------------------------------------------------------
+
+    def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
+        row = (
+            answer.id,
+            _now(),
+            surface,
+            conversation_hash(conversation) if conversation else None,
+            answer.question,
+            answer.standalone_question or answer.question,
+            answer.kind,
+            answer.reason,
+            json.dumps([s.to_json() for s in answer.statements], ensure_ascii=False),
+            answer.discarded,
+            json.dumps([[h.fragment_id, round(h.score, 4)] for h in answer.retrieved]),
+            json.dumps({k: round(v, 2) for k, v in answer.timings_ms.items()}),
+            answer.answerer,
+            answer.model_calls,
+        )
+        try:
+            with self._lock, self.db:
+                self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        except sqlite3.Error as exc:
+            raise RunLogError(f"The run log {self.path} can't be written ({exc}).") from exc
+
+    def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
+        if value not in ("up", "down"):
+            raise ValueError(f"feedback must be 'up' or 'down', not {value!r}")
+        with self._lock, self.db:
+            if not self.db.execute("SELECT 1 FROM entries WHERE id = ?", (answer_id,)).fetchone():
+                return False
+            self.db.execute(
+                "INSERT INTO feedback VALUES (?, ?, ?, ?, ?)",
+                (answer_id, _now(), surface, value, conversation_hash(who) if who else None),
+            )
+        return True
+
+    def history(self, conversation: str, limit: int = 3) -> list[Turn]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT question, kind, statements FROM entries WHERE conversation = ? "
+                "ORDER BY at DESC, rowid DESC LIMIT ?",
+                (conversation_hash(conversation), limit),
+            ).fetchall()
+        turns = []
+        for question, kind, statements in reversed(rows):
+            texts = [s["text"] for s in json.loads(statements)]
+            turns.append(Turn(question, " ".join(texts) if kind == "answered" else REFUSED_TURN))
+        return turns
+
+    def answer(self, answer_id: str) -> Answer | None:
+        with self._lock:
+            row = self.db.execute(
+                "SELECT id, question, kind, reason, statements, discarded, answerer, timings FROM entries WHERE id = ?",
+                (answer_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Answer(
+            id=row[0],
+            question=row[1],
+            kind=row[2],
+            reason=row[3],
+            statements=tuple(Statement.from_json(s) for s in json.loads(row[4])),
+            discarded=row[5],
+            retrieved=(),
+            timings_ms=json.loads(row[7]),
+            answerer=row[6],
+        )
+
+    def tail(self, n: int = 10) -> list[Entry]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT e.id, e.at, e.surface, e.question, e.kind, e.reason, e.statements, e.discarded, e.answerer, "
+                "e.timings, (SELECT group_concat(value, ',') FROM feedback f WHERE f.answer_id = e.id) "
+                "FROM entries e ORDER BY e.at DESC, e.rowid DESC LIMIT ?",
+                (n,),
+            ).fetchall()
+        return [
+            Entry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], json.loads(r[9]), r[10] or "")
+            for r in reversed(rows)
+        ]
+
+    # --- bot state ----------------------------------------------------------------------------
+
+    def _sweep(self, now: float) -> None:
+        """Forget state older than a day (links: 30 days) now and then, so the file stays small."""
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + 600
+        self.db.execute("DELETE FROM seen_events WHERE at < ?", (now - 86_400,))
+        self.db.execute("DELETE FROM rate_slots WHERE at < ?", (now - 86_400,))
+        self.db.execute("DELETE FROM links WHERE at < ?", (now - 30 * 86_400,))
+
+    def first_time(self, key: str, ttl: float = 3600.0) -> bool:
+        now = time.time()
+        key = conversation_hash(key)
+        with self._lock, self.db:
+            self._sweep(now)
+            self.db.execute("DELETE FROM seen_events WHERE key = ? AND at < ?", (key, now - ttl))
+            inserted = self.db.execute("INSERT OR IGNORE INTO seen_events VALUES (?, ?)", (key, now)).rowcount
+        return inserted == 1
+
+    def link(self, key: str, conversation: str) -> None:
+        with self._lock, self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO links VALUES (?, ?, ?)", (conversation_hash(key), conversation, time.time())
+            )
+
+    def linked(self, key: str) -> str | None:
+        with self._lock:
+            row = self.db.execute("SELECT conversation FROM links WHERE key = ?", (conversation_hash(key),)).fetchone()
+        return row[0] if row else None
+
+    def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
+        now = time.time()
+        key = conversation_hash(key)
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")  # count and insert as one step, whichever process races us
+            try:
+                self._sweep(now)
+                count, oldest = self.db.execute(
+                    "SELECT count(*), min(at) FROM rate_slots WHERE key = ? AND at > ?", (key, now - window)
+                ).fetchone()
+                if count >= limit:
+                    wait = window - (now - oldest)
+                else:
+                    self.db.execute("INSERT INTO rate_slots VALUES (?, ?)", (key, now))
+                    wait = 0.0
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return max(wait, 0.0)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class SQLiteStore:
+    """The index, the run log and the bots' state, in one data folder."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.index = SQLiteIndex.open_or_rebuild(data_dir / INDEX_FILE)
+        try:
+            log_ = SQLiteLog(data_dir / RUNLOG_FILE)
+        except RunLogError:
+            self.index.close()
+            raise
+        self.runlog = log_
+        self.state = log_
+
+    def close(self) -> None:
+        self.index.close()
+        self.runlog.close()
