@@ -160,6 +160,14 @@ class Voice:
             lines.append(f"I can read: {self.topic_list()}.")
         return lines
 
+    # Telegram's /help tips; `{ask}` is where the surface puts its markup for the /ask usage.
+    TELEGRAM_TIPS = (
+        "• Reply to my answer to ask a follow-up about it.",
+        "• In groups: mention me, reply to me, or use {ask}.",
+        "• 👍 / 👎 under an answer tells us whether it helped.",
+        "• Quotes are copied from the documents; 📄 shows where each one comes from.",
+    )
+
     def mention_hint(self, bot_name: str = "@Verbatim") -> str:
         example = f", for example: {bot_name} {self.example}" if self.example else "."
         return f"Ask me a question after the mention{example}"

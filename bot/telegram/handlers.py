@@ -154,13 +154,6 @@ def _message_key(chat_id: int, message_id: int) -> str:
 
 def help_text(voice: presenter.Voice) -> str:
     """/help as Telegram HTML."""
-    lines = [html.escape(line) for line in voice.help_lines()]
-    return "\n\n".join(
-        [
-            *lines,
-            "• Reply to my answer to ask a follow-up about it.\n"
-            "• In groups: mention me, reply to me, or use <code>/ask your question</code>.\n"
-            "• 👍 / 👎 under an answer tells us whether it helped.\n"
-            "• Quotes are copied from the documents; 📄 shows where each one comes from.",
-        ]
-    )
+    usage = "<code>/ask your question</code>"
+    tips = "\n".join(html.escape(tip).replace("{ask}", usage) for tip in voice.TELEGRAM_TIPS)
+    return "\n\n".join([*(html.escape(line) for line in voice.help_lines()), tips])
