@@ -7,12 +7,17 @@ import re
 SECTION_SEPARATOR = " › "
 # A sentence ends at . ! or ? followed by space and something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
+# A table row as the readers write it (`Header: value; Header: value`) is one unit, never cut.
+_TABLE_ROW = re.compile(r"[^:;]{1,80}: [^;]*(?:; [^:;]{1,80}: [^;]*)+")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a paragraph; each list line also stands alone."""
+    """Sentences of a paragraph; each list line also stands alone, and a table row stays whole."""
     sentences: list[str] = []
     for line in text.split("\n"):
+        if _TABLE_ROW.fullmatch(line.strip()):
+            sentences.append(line.strip())
+            continue
         sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
     return sentences
 
@@ -21,3 +26,31 @@ def caption(title: str, section: tuple[str, ...], position: int, of: int, page: 
     """`Document › Section · fragment k of n` (with `· p. N` for paged formats), shown under every quote."""
     where = f" · p. {page}" if page is not None else ""
     return f"{SECTION_SEPARATOR.join((title, *section))}{where} · fragment {position} of {of}"
+
+
+_TERM = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_STOPWORDS = """
+    a about above after again all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it
+    its itself just me more most my no nor not of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours us much many get got give tell please
+    thanks hi hello one ones way kind need want like know
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+
+def stem(word: str) -> str:
+    """A light plural stemmer: enough to match "wardrobes" with "wardrobe", "vanities" with "vanity"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def key_terms(text: str) -> set[str]:
+    """Content words and figures, lightly stemmed."""
+    return {stem(word) for word in _TERM.findall(text.lower()) if word not in STOPWORDS}

@@ -1,4 +1,4 @@
-"""Cutting a document into fragments: paragraphs packed to ≤ 900 chars, never across a section."""
+"""Cutting a document into fragments: paragraphs packed to ≤ 900 chars, never across a section or a table row."""
 
 from __future__ import annotations
 
@@ -12,24 +12,31 @@ MAX_CHARS = 900
 
 
 def _pieces(paragraph: str, limit: int) -> list[str]:
-    """A paragraph as-is when it fits, otherwise cut at sentence (then word) boundaries."""
+    """A paragraph as-is when it fits, otherwise cut at line, then sentence, then word boundaries.
+
+    A line break stays a line break (a list item or a table row never runs into the next one), and
+    a table row is one sentence (`split_sentences`), so it is cut only if it alone exceeds `limit`.
+    """
     if len(paragraph) <= limit:
         return [paragraph]
-    units: list[str] = []
-    for sentence in split_sentences(paragraph):
-        while len(sentence) > limit:
-            cut = sentence.rfind(" ", 0, limit)
-            cut = cut if cut > 0 else limit
-            units.append(sentence[:cut].rstrip())
-            sentence = sentence[cut:].lstrip()
-        units.append(sentence)
-    return _pack(units, limit, " ")
+    units: list[tuple[str, str]] = []  # (what joins it to the unit before, the unit)
+    for line in paragraph.split("\n"):
+        joiner = "\n"
+        for sentence in split_sentences(line):
+            while len(sentence) > limit:
+                cut = sentence.rfind(" ", 0, limit)
+                cut = cut if cut > 0 else limit
+                units.append((joiner, sentence[:cut].rstrip()))
+                sentence, joiner = sentence[cut:].lstrip(), " "
+            units.append((joiner, sentence))
+            joiner = " "
+    return _pack(units, limit)
 
 
-def _pack(units: list[str], limit: int, joiner: str) -> list[str]:
+def _pack(units: list[tuple[str, str]], limit: int) -> list[str]:
     packed: list[str] = []
     current = ""
-    for unit in units:
+    for joiner, unit in units:
         if current and len(current) + len(joiner) + len(unit) <= limit:
             current += joiner + unit
         else:
@@ -47,7 +54,7 @@ def fragment_document(doc: Document, limit: int = MAX_CHARS) -> list[Fragment]:
     for section in doc.sections:
         paragraphs = [p for p in section.text.split("\n\n") if p.strip()]
         pieces = [piece for paragraph in paragraphs for piece in _pieces(paragraph, limit)]
-        cut.extend((section.path, section.page, text) for text in _pack(pieces, limit, "\n\n"))
+        cut.extend((section.path, section.page, text) for text in _pack([("\n\n", piece) for piece in pieces], limit))
     return [
         Fragment(doc.path, doc.title, doc.audience, path, k, len(cut), text, page)
         for k, (path, page, text) in enumerate(cut, start=1)

@@ -3,7 +3,10 @@ import io
 import pytest
 
 from bot.cli import main
+from core.ingest import find_files
 from tests.conftest import DEMO_KB
+
+DEMO_DOCUMENTS = len(find_files(DEMO_KB))  # Markdown, the PDF and the DOCX
 
 
 def run(argv, capsys):
@@ -15,10 +18,10 @@ def run(argv, capsys):
 def test_index_prints_counts_then_skips_unchanged(tmp_path, capsys):
     code, out, _ = run(["index", "--knowledge", str(DEMO_KB), "--data", str(tmp_path / "d")], capsys)
     assert code == 0
-    assert "added 9, updated 0, unchanged 0, removed 0, failed 0" in out
+    assert f"added {DEMO_DOCUMENTS}, updated 0, unchanged 0, removed 0, failed 0" in out
     assert "fragments, mean" in out
     code, out, _ = run(["index", "--knowledge", str(DEMO_KB), "--data", str(tmp_path / "d")], capsys)
-    assert "added 0, updated 0, unchanged 9" in out
+    assert f"added 0, updated 0, unchanged {DEMO_DOCUMENTS}" in out
 
 
 def test_search_prints_captions_and_scores(tmp_path, capsys):
@@ -65,7 +68,7 @@ def test_corrupt_index_is_rebuilt_with_a_notice(tmp_path, capsys):
     data.mkdir()
     (data / "index.sqlite3").write_bytes(b"garbage" * 1000)
     code, out, err = run(["index", "--knowledge", str(DEMO_KB), "--data", str(data)], capsys)
-    assert code == 0 and "damaged" in err and "added 9" in out
+    assert code == 0 and "damaged" in err and f"added {DEMO_DOCUMENTS}" in out
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core.errors import DocumentError
 from core.ingest.documents import AUDIENCES, Document, Parsed, sha256_of
-from core.ingest.readers import markdown, plain
+from core.ingest.readers import docx, html, markdown, pdf, plain
 
 Reader = Callable[[bytes], Parsed]
 
@@ -21,6 +21,10 @@ READERS: dict[str, Reader] = {
     ".md": markdown.read,
     ".markdown": markdown.read,
     ".txt": plain.read,
+    ".docx": docx.read,
+    ".pdf": pdf.read,  # parsed in a child process with time and memory limits
+    ".html": html.read,
+    ".htm": html.read,
 }
 
 

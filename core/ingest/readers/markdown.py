@@ -1,4 +1,4 @@
-"""Markdown: optional front matter, sections by `#` headings (fenced code is never a heading)."""
+"""Markdown: optional front matter, sections by `#` headings (fenced code is never a heading), tables by row."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import re
 
 from core.errors import DocumentError
 from core.ingest.documents import Parsed, Section, decode_text, paragraphs, parse_metadata
+from core.ingest.readers.tables import rows_as_lines
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
 
 
 def read(data: bytes) -> Parsed:
@@ -37,7 +40,7 @@ def _sections(body: str) -> tuple[str | None, list[Section]]:
     title: str | None = None
 
     def flush() -> None:
-        found = paragraphs(lines)
+        found = paragraphs(_tables_as_rows(lines))
         if found:
             sections.append(Section(tuple(name for _, name in stack), "\n\n".join(found)))
         lines.clear()
@@ -60,3 +63,30 @@ def _sections(body: str) -> tuple[str | None, list[Section]]:
         stack.append((level, name))
     flush()
     return title, sections
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_BORDER.split(inner)]
+
+
+def _tables_as_rows(lines: list[str]) -> list[str]:
+    """GFM tables (a header line, a `---|---` line, then rows with `|`) as one `Header: value; …` line per row."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "|" in line and i + 1 < len(lines) and "-" in lines[i + 1] and _TABLE_DELIMITER.match(lines[i + 1]):
+            rows = [_cells(line)]
+            i += 2
+            while i < len(lines) and lines[i].strip() and "|" in lines[i]:
+                rows.append(_cells(lines[i]))
+                i += 1
+            # Blank lines around: the table is its own paragraph, apart from the prose before and after.
+            out.extend(["", *rows_as_lines(rows), ""])
+            continue
+        out.append(line)
+        i += 1
+    return out
