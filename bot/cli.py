@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import TextIO
 
 from bot.console import chat, render
 from core import (
+    FragmentProgress,
     KnowledgeBase,
     Outcome,
     Pipeline,
@@ -34,20 +36,56 @@ from core import (
 log = logging.getLogger("verbatim")
 
 
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """The one handler `verbatim` installs; found again and replaced when main() runs twice in a process."""
+
+
+def configure_logging(level: int) -> None:
+    """Log lines at `level` and above to stderr (as it is now: a test's captured stream included).
+
+    Not logging.basicConfig: it does nothing once any handler is on the root logger, which is
+    how `-v` came to log nothing wherever something else had configured logging first.
+    """
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(handler)
+    handler = _StderrHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
 def _progress_bar(stream: TextIO) -> Callable[[int, int, str], None] | None:
-    """A one-line progress bar on a terminal; nothing when output is piped."""
+    """A one-line progress bar on a terminal (files, and fragments with a rate inside a big one); nothing when piped."""
     if not stream.isatty():
         return None
+    width = 24
 
-    def show(done: int, total: int, name: str) -> None:
-        width = 24
-        filled = width * done // max(total, 1)
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:40]:<40}")
-        if done == total:
-            stream.write("\r" + " " * (width + 50) + "\r")
-        stream.flush()
+    class Bar:
+        """Files done of all; inside a document of more than one batch, its fragments, rate and time left."""
 
-    return show
+        def __init__(self) -> None:
+            self.file = (0, 0, "")
+
+        def _draw(self, done: int, total: int, name: str, detail: str = "") -> None:
+            filled = width * done // max(total, 1)
+            stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:40]:<40} {detail:<44}")
+            stream.flush()
+
+        def __call__(self, done: int, total: int, name: str) -> None:
+            self.file = (done, total, name)
+            self._draw(done, total, name)
+            if done == total:
+                stream.write("\r" + " " * (width + 95) + "\r")
+                stream.flush()
+
+        def fragments(self, event: FragmentProgress) -> None:
+            if event.done == event.total:
+                return  # a small document is done in one step, and the next file redraws the bar anyway
+            eta = f", {int(event.eta) // 60}:{int(event.eta) % 60:02d} left" if event.eta is not None else ""
+            self._draw(*self.file, f"{event.done:,}/{event.total:,} fragments, {event.rate:,.0f}/s{eta}")
+
+    return Bar()
 
 
 def _print_report(report: SyncReport, out: TextIO) -> None:
@@ -69,17 +107,37 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
 
 def open_knowledge(settings: Settings, out: TextIO, report: str = "changes") -> KnowledgeBase:
     """Open the index and bring it up to date with the folder; `report` is always, changes or never."""
-    kb = KnowledgeBase(settings)
-    if kb.notice:
-        print(kb.notice, file=sys.stderr)
-    result = kb.sync(_progress_bar(sys.stderr))
-    if report == "always" or (report == "changes" and (result.changed or result.failed)):
-        _print_report(result, out)
+    kb, _ = _synced(settings, out, report)
     return kb
 
 
+def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase, SyncReport]:
+    # A damaged index's notice is logged (WARNING) where it happens, in core; printing it too showed it twice.
+    log.info("opening the index in %s for %s", settings.data_dir, settings.knowledge_dir)
+    kb = KnowledgeBase(settings)
+    result = kb.sync(_progress_bar(sys.stderr))
+    log.info(
+        "synced in %.2f s: added %d, updated %d, unchanged %d, removed %d, failed %d",
+        result.seconds,
+        result.added,
+        result.updated,
+        result.unchanged,
+        result.removed,
+        len(result.failed),
+    )
+    if report == "always" or (report == "changes" and (result.changed or result.failed)):
+        _print_report(result, out)
+    return kb, result
+
+
 def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    open_knowledge(settings, out, report="always").close()
+    """Exit 0 when every document is indexed, 1 when any failed (the report names them)."""
+    kb, result = _synced(settings, out, report="always")
+    kb.close()
+    if result.failed:
+        failed = sorted(result.failed)
+        print(f"verbatim: {len(failed)} document(s) could not be indexed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -87,6 +145,13 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     question = _question(args.question)
     kb = open_knowledge(settings, out, report="never")
     retrieval = kb.retrieve(question, scope_of(args.audience))
+    log.info(
+        "retrieved %d fragments for the %s audience (embedding %.1f ms, search %.2f ms)",
+        len(retrieval.hits),
+        args.audience,
+        retrieval.embed_ms,
+        retrieval.search_ms,
+    )
     if not retrieval.hits:
         print(f"No fragment scores above the similarity floor ({settings.min_similarity:.2f}).", file=out)
     for rank, hit in enumerate(retrieval.hits, start=1):
@@ -112,6 +177,19 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     question = _question(args.question)
     pipeline = open_pipeline(settings, out)
     answer = pipeline.answer(question, scope_of(args.audience), surface="cli")
+    log.info(
+        "%s%s by the %s answerer in %.0f ms: %d fragments retrieved, quotes shown %d, discarded %d, "
+        "model calls %d; run-log id %s",
+        answer.kind,
+        f" ({answer.reason})" if answer.reason else "",
+        answer.answerer,
+        answer.timings_ms.get("total", 0.0),
+        len(answer.retrieved),
+        sum(len(s.quotes) for s in answer.statements),
+        answer.discarded,
+        answer.model_calls,
+        answer.id,
+    )
     if args.json:
         json.dump(answer.to_json(), out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -176,7 +254,11 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     metrics = report.metrics()
     latency = metrics["latency_ms"].get("total", {"p50": 0.0, "p95": 0.0})
     print(file=out)
-    print(f"retrieval hit@5        {metrics['hit_at_5']:.1%} of {metrics['answerable']} answerable", file=out)
+    print(
+        f"retrieval hit@5        {metrics['hit_at_5']:.1%} of {metrics['answerable']} answerable "
+        f"({metrics['hit_at_5_before_floor']:.1%} before the floor)",
+        file=out,
+    )
     print(
         f"answered               {metrics['answered_rate']:.1%}   correct {metrics['correct_rate']:.1%}   "
         f"false refusals {metrics['false_refusals']}",
@@ -193,6 +275,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         f"latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms",
         file=out,
     )
+    print(f"total time             {report.seconds:.1f} s for {metrics['questions']} questions", file=out)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
         print(f"Wrote {args.json}", file=out)
@@ -201,8 +284,9 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     questions = load_questions(Path(args.questions))
-    floors = [round(0.20 + 0.05 * i, 2) for i in range(7)]
-    thresholds = [round(0.35 + 0.05 * i, 2) for i in range(7)]
+    # Wide enough that the recommendation does not sit at a corner of the grid for the demo or the policies set.
+    floors = [round(0.10 + 0.05 * i, 2) for i in range(13)]  # 0.10 … 0.70
+    thresholds = [round(0.30 + 0.05 * i, 2) for i in range(14)]  # 0.30 … 0.95
     print(
         f"Sweeping {len(floors)} floors x {len(thresholds)} found-thresholds over {len(questions)} questions "
         f"on {settings.knowledge_dir}",
@@ -241,13 +325,27 @@ def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         total = entry.timings.get("total", 0.0)
         extra = f", feedback {entry.feedback}" if entry.feedback else ""
         discarded = f", {entry.discarded} discarded" if entry.discarded else ""
-        print(f"{entry.at}  {entry.surface:<8} {verdict}{discarded}, {entry.answerer}, {total:.0f} ms{extra}", file=out)
-        print(f"    Q: {entry.question}", file=out)
+        head = f"{entry.at}  {entry.surface:<8} {verdict}{discarded}, {entry.answerer}, {total:.0f} ms{extra}"
+        print(printable(head), file=out)
+        print(f"    Q: {printable(entry.question)}", file=out)
         for statement in entry.statements:
             for quote in statement["quotes"]:
-                print(f"    > {' '.join(quote['text'].split())[:160]}  [{quote['caption']}]", file=out)
-        print(f"    id {entry.id}", file=out)
+                text = " ".join(quote["text"].split())[:160]
+                print(f"    > {printable(text)}  [{printable(quote['caption'])}]", file=out)
+        print(f"    id {printable(entry.id)}", file=out)
     return 0
+
+
+# Bidirectional overrides and isolates reorder what a terminal shows, so they are escaped like control characters.
+_BIDI = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def printable(text: str) -> str:
+    """Text with control characters shown as escapes (ESC as \\x1b): a stored question cannot drive the terminal."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) == "Cc" or ch in _BIDI else ch
+        for ch in text
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -317,10 +415,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(logging.INFO if args.verbose else logging.WARNING)
     try:
         load_env_file()
         settings = from_env().with_paths(getattr(args, "knowledge", None), getattr(args, "data", None))

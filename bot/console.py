@@ -10,7 +10,7 @@ from typing import TextIO
 from bot import presenter
 from core import SCOPES, Answer, Pipeline, VerbatimError, clean_question
 
-_MARK = {"answer": ("1;32", "✅"), "refusal": ("1;35", "🚫"), "error": ("1;33", "⚠ ")}
+_MARK = {"answer": ("1;32", "✅"), "refusal": ("1;35", "🚫"), "error": ("1;33", "⚠ "), "language": ("1;34", "🌐")}
 
 
 class Style:

@@ -14,15 +14,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from core import MAX_QUESTION_CHARS, Answer, VerbatimError
+from core import LANGUAGE_NAMES, MAX_QUESTION_CHARS, Answer, VerbatimError
 
 ANSWER_HEADING = "From the documents"
 REFUSAL_HEADING = "Not in the knowledge base"
 REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
+LANGUAGE_HEADING = "Another language, please"
 APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
 FEEDBACK_THANKS = "Thanks, your feedback was recorded."
 FEEDBACK_UNKNOWN = "That answer is no longer in the log."
 SHARE_LABEL = "Post to channel"
+
+
+def languages_note(language: str, readable: Sequence[str]) -> str:
+    """Why a question in another language is not answered: never "not covered", which may be false."""
+    asked = LANGUAGE_NAMES.get(language, "this language")
+    names = [LANGUAGE_NAMES.get(code, code) for code in readable] or ["English"]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f"I can only read questions in {listed}, and this one looks like {asked}. Please ask it in {listed}."
 
 
 def discarded_note(n: int) -> str:
@@ -54,7 +63,7 @@ def shared_by(user_mention: str, question: str) -> str:
 
 # --- answers ----------------------------------------------------------------------------------
 
-Style = Literal["answer", "refusal", "error"]
+Style = Literal["answer", "refusal", "error", "language"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ class Presentation:
         """The whole presentation as plain text: notifications, screen readers, fallbacks."""
         if self.style != "answer":
             body = " ".join(p.text for p in self.parts)
-            return body if self.style == "error" else f"{self.heading}. {body}"
+            return body if self.style in ("error", "language") else f"{self.heading}. {body}"
         lines: list[str] = []
         for part in self.parts:
             if part.kind == "quote":
@@ -98,6 +107,9 @@ def present(answer: Answer) -> Presentation:
     """The one decision of what an answer shows."""
     if answer.reason == "error":
         return Presentation("error", "Something went wrong", (Part("text", APOLOGY),), feedback=False)
+    if answer.reason == "language":
+        text = languages_note(answer.language, answer.languages)
+        return Presentation("language", LANGUAGE_HEADING, (Part("text", text),), feedback=False)
     if not answer.answered:
         parts = [Part("text", REFUSAL_TEXT)]
         if answer.closest:

@@ -16,8 +16,9 @@ from core.errors import (
     VerbatimError,
 )
 from core.evaluation import Outcome, evaluate, load_questions, recommend, sweep
-from core.ingest import SyncReport
+from core.ingest import FragmentProgress, SyncReport
 from core.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
+from core.language import NAMES as LANGUAGE_NAMES
 from core.pipeline import Pipeline
 from core.retrieval import Fragment, Hit
 from core.selfcheck import run_checks
@@ -25,6 +26,7 @@ from core.settings import Settings, from_env, load_env_file
 from core.store import Entry, Store, conversation_hash, open_store
 
 __all__ = [
+    "LANGUAGE_NAMES",
     "MAX_QUESTION_CHARS",
     "SCOPES",
     "Answer",
@@ -34,6 +36,7 @@ __all__ = [
     "EmbeddingError",
     "Entry",
     "Fragment",
+    "FragmentProgress",
     "Hit",
     "IndexCorrupt",
     "KnowledgeBase",

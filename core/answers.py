@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.retrieval import Hit
-from core.text import SECTION_SEPARATOR, caption
+from core.text import SECTION_SEPARATOR, caption, key_terms
 
 Kind = Literal["answered", "refused"]
-Reason = Literal["no_match", "not_found", "unverified", "error"]
+Reason = Literal["no_match", "not_found", "unverified", "error", "language"]
 
 
 @dataclass(frozen=True)
@@ -24,18 +24,29 @@ class Turn:
 
 # How a refused turn reads in a conversation's history.
 REFUSED_TURN = "(not in the knowledge base)"
-_REFERS_BACK = re.compile(r"^(and|also|what about|how about|same|but)\b|\b(that|it|this|those|these|them|there|one)\b")
+_REFERS_BACK = re.compile(
+    r"^(and|also|what about|how about|same|but|or)\b|\b(that|it|this|those|these|them|there|one|ones)\b"
+)
+_TOPIC_WORD = re.compile(r"[a-z]{3,}")
+# A follow-up that names more than this many topic words of its own stands alone, even with an "it" in it
+# ("What does it cost to carry a wardrobe up to the 4th floor?" after a question about vouchers).
+OWN_TOPIC_WORDS = 2
 
 
 def standalone(question: str, history: Sequence[Turn]) -> str:
     """A follow-up ("and how much is delivery for that?") joined with the question before it.
 
-    Only a question that refers back ("and…", "what about…", "that", "it", "one") is joined: a
-    new, self-contained question in the same thread must not drag the old topic along.
+    Only a question that can't stand alone is joined: one that refers back ("and…", "what
+    about…", "that", "it", "one") and names at most two topic words of its own (figures and
+    units don't count: "and how heavy is a 3 m one?"). A new question in the same thread, even
+    one with an "it", must not drag the old topic along.
     """
-    if history and _REFERS_BACK.search(question.lower()):
-        return f"{history[-1].question} {question}"
-    return question
+    if not history or not _REFERS_BACK.search(question.lower()):
+        return question
+    own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term)}
+    if len(own) > OWN_TOPIC_WORDS:
+        return question
+    return f"{history[-1].question} {question}"
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,8 @@ class Answer:
     model_calls: int = 0
     closest: tuple[str, ...] = field(default=())
     error: str = ""  # for reason "error": one sentence for the operator (never a key); chat users see an apology
+    language: str = ""  # for reason "language": the ISO code the question seems to be written in
+    languages: tuple[str, ...] = ()  # for reason "language": the codes questions may be asked in
 
     @property
     def answered(self) -> bool:
@@ -161,6 +174,7 @@ class Answer:
             ],
             "closest": list(self.closest),
             "error": self.error or None,
+            "language": self.language or None,
             "answerer": self.answerer,
             "model_calls": self.model_calls,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,7 @@ class GoldQuestion:
     quote_contains: tuple[str, ...] = ()
     audience: str = "public"
     category: str = ""
+    pages: tuple[int, ...] = ()  # for paged documents: a quote from one of these pages is required
 
 
 def load_questions(path: Path) -> list[GoldQuestion]:
@@ -71,6 +73,9 @@ def load_questions(path: Path) -> list[GoldQuestion]:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise QuestionFileError(f'{where}: "{key}" must be a list of strings.')
             lists[key] = tuple(value)
+        pages = data.get("pages", [])
+        if not isinstance(pages, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in pages):
+            raise QuestionFileError(f'{where}: "pages" must be a list of page numbers.')
         if expect == "answer" and not lists["documents"]:
             raise QuestionFileError(f'{where}: an answerable question needs "documents".')
         qid = str(data.get("id") or f"line-{number}")
@@ -78,7 +83,15 @@ def load_questions(path: Path) -> list[GoldQuestion]:
             raise QuestionFileError(f"{where}: the id {qid!r} is used twice.")
         seen.add(qid)
         questions.append(
-            GoldQuestion(qid, question, expect, audience=audience, category=str(data.get("category", "")), **lists)
+            GoldQuestion(
+                qid,
+                question,
+                expect,
+                audience=audience,
+                category=str(data.get("category", "")),
+                pages=tuple(pages),
+                **lists,
+            )
         )
     if not questions:
         raise QuestionFileError(f"The question file {path} holds no questions.")
@@ -94,6 +107,7 @@ class Outcome:
     hit: bool
     correct: bool
     unverified_shown: int
+    hit_before_floor: bool = False  # an expected fragment among the top 5 with no floor at all
 
     @property
     def verdict(self) -> str:
@@ -118,13 +132,16 @@ def judge(gold: GoldQuestion, answer: Answer) -> Outcome:
     quotes = [q for s in answer.statements for q in s.quotes]
     # Re-verify what is shown, independently of the pipeline: it must always be 0.
     by_id = {h.fragment_id: h.fragment.text for h in answer.retrieved}
-    unverified = sum(1 for q in quotes if locate(q.text, by_id.get(q.fragment_id, "")) is None)
+    unverified = sum(
+        1 for q in quotes if locate(q.text, by_id.get(q.fragment_id, ""), ignore_spaces=q.page is not None) is None
+    )
     shown = " ".join(q.text for q in quotes if q.document in gold.documents)
     correct = (
         gold.expect == "answer"
         and answer.answered
         and any(q.document in gold.documents for q in quotes)
         and all(needle.lower() in shown.lower() for needle in gold.quote_contains)
+        and (not gold.pages or any(q.page in gold.pages for q in quotes if q.document in gold.documents))
     )
     return Outcome(gold, answer, hit, correct, unverified)
 
@@ -132,6 +149,7 @@ def judge(gold: GoldQuestion, answer: Answer) -> Outcome:
 @dataclass
 class Report:
     outcomes: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the whole run, indexing included
 
     def metrics(self) -> dict[str, Any]:
         answerable = [o for o in self.outcomes if o.gold.expect == "answer"]
@@ -154,6 +172,7 @@ class Report:
             "answerable": len(answerable),
             "must_refuse": len(refusable),
             "hit_at_5": rate(answerable, lambda o: o.hit),
+            "hit_at_5_before_floor": rate(answerable, lambda o: o.hit_before_floor),
             "answered_rate": rate(answerable, lambda o: o.answer.answered),
             "correct_rate": rate(answerable, lambda o: o.correct),
             "false_refusals": sum(1 for o in answerable if not o.answer.answered),
@@ -190,6 +209,7 @@ def evaluate(
     embedder: Embedder | None = None,
 ) -> Report:
     """Index `settings.knowledge_dir` into a throwaway data folder and ask every question."""
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="verbatim-eval-") as tmp:
         local = replace(settings, data_dir=Path(tmp))
         pipeline = Pipeline(local, KnowledgeBase(local, embedder))
@@ -199,9 +219,16 @@ def evaluate(
             for gold in questions:
                 answer = pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval")
                 outcome = judge(gold, answer)
+                if gold.expect == "answer":
+                    # Ranking quality apart from the floor: would the expected fragment be among the top 5 at all?
+                    ranked = pipeline.knowledge.retrieve(gold.question, SCOPES[gold.audience], floor=-1.0).hits
+                    outcome = replace(
+                        outcome, hit_before_floor=judge(gold, replace(answer, retrieved=tuple(ranked))).hit
+                    )
                 report.outcomes.append(outcome)
                 if progress:
                     progress(outcome)
+            report.seconds = time.perf_counter() - started
             return report
         finally:
             pipeline.close()

@@ -16,7 +16,7 @@ from core.answers import Claim, Draft, Turn, standalone
 from core.embeddings import Embedder
 from core.retrieval import Hit
 from core.settings import DEFAULT_FOUND_THRESHOLD
-from core.text import split_sentences
+from core.text import key_terms, split_sentences
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
@@ -26,39 +26,13 @@ NEAR_BEST = 0.08
 PART_MARGIN = 0.08
 LEXICAL_WEIGHT = 0.35
 
-_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_STOPWORDS = """
-    a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it
-    its itself just me more most my no nor not of off on once only or other our
-    ours out over own same she should so some such than that the their theirs them then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours us much many get got give tell please
-    thanks hi hello one ones way kind need want like know
-"""
-STOPWORDS = frozenset(_STOPWORDS.split())
 # Where a compound question splits into parts that each deserve their own quote.
 _CLAUSE = re.compile(
     r"[?;]|,\s*(?:and\s+)?(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)"
     r"|\band\s+(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)",
     re.IGNORECASE,
 )
-
-
-def stem(word: str) -> str:
-    """A light plural stemmer: enough to match "wardrobes" with "wardrobe", "vanities" with "vanity"."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def key_terms(text: str) -> set[str]:
-    """Content words and figures, lightly stemmed."""
-    return {stem(word) for word in _WORD.findall(text.lower()) if word not in STOPWORDS}
 
 
 class ExtractiveAnswerer:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.embeddings import CachedEmbedder, Embedder
-from core.errors import VerbatimError
+from core.errors import IndexFileError, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher
 from core.settings import Settings, make_embedder
@@ -68,6 +68,7 @@ class KnowledgeBase:
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
         self._searcher: Searcher | None = None
         self._synced_at = 0.0
+        self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
 
     @property
     def notice(self) -> str | None:
@@ -77,17 +78,33 @@ class KnowledgeBase:
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Re-index what changed in the knowledge folder and reload the search matrix if needed."""
         with self._lock:
-            # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
-            report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress)
+            # A data folder deleted, or an index file overwritten, under a running bot: start it anew,
+            # and answer from the documents already loaded until it is full again.
+            self._holding = self.store.index.recover() and self._searcher is not None
+            try:
+                # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
+                limit = int(self.settings.max_document_mb * 1e6)
+                report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress, limit)
+            finally:
+                self._holding = False
             self._reload_if_stale()
             self._synced_at = time.monotonic()
             return report
 
     def _reload_if_stale(self) -> Searcher:
         with self._loading:
-            generation = self.store.index.generation()
-            if self._searcher is None or self._searcher.corpus.generation != generation:
-                self._searcher = Searcher(self.store.index.load())
+            if self._holding and self._searcher is not None:
+                return self._searcher
+            try:
+                generation = self.store.index.generation()
+                if self._searcher is None or self._searcher.corpus.generation != generation:
+                    self._searcher = Searcher(self.store.index.load())
+            except IndexFileError as exc:
+                if self._searcher is None:
+                    raise
+                # The documents loaded were checked when loaded; the next question re-syncs, which rebuilds.
+                log.warning("the index can't be read, answering from the documents loaded until it is rebuilt: %s", exc)
+                self._synced_at = float("-inf")
             return self._searcher
 
     def _resync_if_due(self) -> None:

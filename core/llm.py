@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +40,12 @@ or {"found": false, "statements": []}"""
 REWRITE_PROMPT = """Rewrite the user's last question as one standalone question that can be understood without the
 conversation, keeping every detail it refers to. Do not answer it. Reply with JSON: {"question": "..."}"""
 
+# Bounds on one reply: a model (or whatever answers at its address) cannot tie a worker up with
+# a huge body or thousands of claims; a real answer is a few kilobytes and a handful of claims.
+MAX_REPLY_BYTES = 1_000_000
+MAX_CLAIMS = 20
+DEFAULT_DEADLINE = 45.0
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -57,8 +65,8 @@ def parse_json_object(content: str) -> dict[str, Any]:
     raise ValueError("no JSON object in the reply")
 
 
-def parse_draft(content: str) -> Draft:
-    """A Draft from the model's reply; raises ValueError when it is malformed."""
+def parse_draft(content: str, max_claims: int = MAX_CLAIMS) -> Draft:
+    """A Draft from the model's reply, its first `max_claims` claims; raises ValueError when it is malformed."""
     data = parse_json_object(content)
     found = data.get("found")
     if not isinstance(found, bool):
@@ -66,7 +74,7 @@ def parse_draft(content: str) -> Draft:
     raw = data.get("statements") or []
     if not isinstance(raw, list):
         raise ValueError("'statements' is not a list")
-    claims = []
+    claims: list[Claim] = []
     for item in raw:
         if not isinstance(item, dict):
             raise ValueError("a statement is not an object")
@@ -75,6 +83,9 @@ def parse_draft(content: str) -> Draft:
         quotes = item.get("quotes")
         pairs = quotes if isinstance(quotes, list) else [item]
         for pair in pairs:
+            if len(claims) == max_claims:
+                log.warning("the answering model proposed more than %d quotes; the rest are ignored", max_claims)
+                return Draft(found=found, claims=tuple(claims))
             if not isinstance(pair, dict):
                 raise ValueError("a quote is not an object")
             try:
@@ -86,7 +97,11 @@ def parse_draft(content: str) -> Draft:
 
 
 class LLMAnswerer:
-    """Asks a chat-completions endpoint; three attempts, temperature 0, JSON reply."""
+    """Asks a chat-completions endpoint; three attempts, temperature 0, JSON reply.
+
+    `timeout` bounds each attempt's reads; `deadline` bounds one whole answer, the follow-up's
+    rewrite call included: past it the answer is an error (the user sees the apology).
+    """
 
     name = "llm"
 
@@ -97,14 +112,34 @@ class LLMAnswerer:
         api_key: str | None = None,
         timeout: float = 30.0,
         base_delay: float = 0.5,
+        deadline: float = DEFAULT_DEADLINE,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        max_claims: int = MAX_CLAIMS,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.base_delay = base_delay
+        self.deadline = deadline
+        self.max_reply_bytes = max_reply_bytes
+        self.max_claims = max_claims
         self._client = httpx.Client(timeout=timeout, headers=auth_headers(api_key))
         self._json_mode = True
+        # The pipeline calls rewrite() then answer() on one thread for one question; the rewrite
+        # hands its clock to the answer through this, so both share one deadline.
+        self._started = threading.local()
 
-    def _complete(self, messages: list[dict[str, str]], attempts: int = 3) -> tuple[dict[str, Any], int]:
+    def _deadline_for(self, question: str) -> float:
+        """When this answer must be done: the rewrite's clock if it rewrote this very question, else now + deadline."""
+        handed: tuple[str, float] | None = getattr(self._started, "handover", None)
+        self._started.handover = None
+        # Identity, not equality: only the string the rewrite returned continues its clock.
+        if handed is not None and handed[0] is question:
+            return handed[1]
+        return time.monotonic() + self.deadline
+
+    def _complete(
+        self, messages: list[dict[str, str]], attempts: int = 3, deadline: float | None = None
+    ) -> tuple[dict[str, Any], int]:
         """One chat completion; returns the reply's JSON and the number of requests made."""
         calls = 0
 
@@ -118,10 +153,21 @@ class LLMAnswerer:
                 payload["response_format"] = {"type": "json_object"}
             try:
                 reply = post_json(
-                    self._client, self.url, payload, attempts=attempts, base_delay=self.base_delay, on_request=count
+                    self._client,
+                    self.url,
+                    payload,
+                    attempts=attempts,
+                    base_delay=self.base_delay,
+                    on_request=count,
+                    deadline=deadline,
+                    max_bytes=self.max_reply_bytes,
                 )
                 return reply, calls
             except HTTPFailure as exc:
+                if exc.expired:
+                    raise AnswererError(
+                        f"The answering model did not finish within {self.deadline:g} s ({exc.reason}).", calls
+                    ) from exc
                 if exc.status == 400 and self._json_mode:
                     # Some servers reject response_format; ask again without it, once.
                     self._json_mode = False
@@ -141,16 +187,17 @@ class LLMAnswerer:
         blocks = [f"[{n}] {hit.fragment.heading}\n{hit.fragment.text}" for n, hit in enumerate(hits, start=1)]
         user = "Fragments:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        deadline = self._deadline_for(question)
         calls = 0
         problem = ""
         for _ in range(3):
             try:
-                reply, made = self._complete(messages, attempts=3)
+                reply, made = self._complete(messages, attempts=3, deadline=deadline)
             except AnswererError as exc:
                 raise AnswererError(str(exc), calls + exc.model_calls) from exc
             calls += made
             try:
-                draft = parse_draft(self._content(reply))
+                draft = parse_draft(self._content(reply), self.max_claims)
             except ValueError as exc:
                 problem = str(exc)
                 log.warning("the answering model's reply was malformed: %s", problem)
@@ -162,6 +209,12 @@ class LLMAnswerer:
         """The follow-up as a standalone question; falls back to the question itself."""
         if not history:
             return question, 0
+        deadline = time.monotonic() + self.deadline
+        rewritten, calls = self._rewrite(question, history, deadline)
+        self._started.handover = (rewritten, deadline)
+        return rewritten, calls
+
+    def _rewrite(self, question: str, history: Sequence[Turn], deadline: float) -> tuple[str, int]:
         conversation = "\n".join(f"User: {t.question}\nAssistant: {t.answer}" for t in history[-3:])
         messages = [
             {"role": "system", "content": REWRITE_PROMPT},
@@ -169,7 +222,7 @@ class LLMAnswerer:
         ]
         calls = 0
         try:
-            reply, calls = self._complete(messages, attempts=2)
+            reply, calls = self._complete(messages, attempts=2, deadline=deadline)
             rewritten = parse_json_object(self._content(reply)).get("question")
             if not isinstance(rewritten, str) or not rewritten.strip():
                 raise ValueError("the reply has no question")

@@ -14,6 +14,7 @@ from core.embeddings import Embedder
 from core.errors import AnswererError, VerbatimError
 from core.extractive import ExtractiveAnswerer
 from core.knowledge import KnowledgeBase, clean_question
+from core.language import detect
 from core.quotes import verify
 from core.retrieval import Hit
 from core.settings import Settings
@@ -39,7 +40,11 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
         from core.llm import LLMAnswerer
 
         return LLMAnswerer(
-            settings.llm_base_url, settings.llm_model, settings.llm_api_key or None, settings.llm_timeout
+            settings.llm_base_url,
+            settings.llm_model,
+            settings.llm_api_key or None,
+            settings.llm_timeout,
+            deadline=settings.llm_deadline,
         )
     return ExtractiveAnswerer(embedder, settings.found_threshold)
 
@@ -53,6 +58,8 @@ class Verdict:
     discarded: int = 0
     model_calls: int = 0
     error: str = ""
+    language: str = ""
+    languages: tuple[str, ...] = ()
 
 
 def decide(
@@ -106,6 +113,8 @@ def build_answer(
         model_calls=earlier_calls + verdict.model_calls,
         closest=closest,
         error=verdict.error,
+        language=verdict.language,
+        languages=verdict.languages,
     )
 
 
@@ -156,10 +165,16 @@ class Pipeline:
                 mark = time.perf_counter()
                 standalone, calls = self.answerer.rewrite(question, history)
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
-            retrieval = self.knowledge.retrieve(standalone, scope)
-            timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
-            hits = retrieval.hits
-            verdict = decide(self.answerer, standalone, hits, timings)
+            language = detect(standalone)
+            allowed = self.settings.question_languages
+            if language and allowed and language not in allowed:
+                # "Not covered" would be false: the documents may well cover it, in a language we can read.
+                verdict = Verdict("language", language=language, languages=allowed)
+            else:
+                retrieval = self.knowledge.retrieve(standalone, scope)
+                timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
+                hits = retrieval.hits
+                verdict = decide(self.answerer, standalone, hits, timings)
         except VerbatimError as exc:
             # Our own errors carry their sentence; the traceback is for whoever debugs.
             log.error("answering failed: %s", exc)

@@ -2,7 +2,9 @@
 
 Both sides are normalised the same way (whitespace runs, dash forms, quotation marks), so a
 typographic variant passes; anything else (a changed figure, two places stitched together,
-a fragment that was not retrieved) does not.
+a fragment that was not retrieved) does not. In a paged fragment (a PDF's text layer, which
+splits and joins words at random) whitespace is ignored altogether; the letters must still
+match one by one, and what is shown is always the source's own span.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 
 from core.answers import Claim, Quote, Statement
+from core.figures import unquoted
 from core.retrieval import Hit
 
 MIN_QUOTE = 8
@@ -48,12 +51,19 @@ def _normalise_with_map(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def locate(quote: str, source: str) -> str | None:
-    """The span of `source` that `quote` matches after normalisation, exactly as `source` has it."""
+def locate(quote: str, source: str, ignore_spaces: bool = False) -> str | None:
+    """The span of `source` that `quote` matches after normalisation, exactly as `source` has it.
+
+    With `ignore_spaces` (paged documents), whitespace on either side does not count.
+    """
     needle = normalise(_BULLET.sub("", quote))
     if not MIN_QUOTE <= len(needle) <= MAX_QUOTE:
         return None
     haystack, where = _normalise_with_map(source)
+    if ignore_spaces:
+        needle = needle.replace(" ", "")
+        kept = [i for i, ch in enumerate(haystack) if ch != " "]
+        haystack, where = "".join(haystack[i] for i in kept), [where[i] for i in kept]
     start = haystack.find(needle)
     if start < 0:
         return None
@@ -63,7 +73,8 @@ def locate(quote: str, source: str) -> str | None:
 def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement], int]:
     """Statements whose quote verifies in the fragment it cites; and how many quotes failed.
 
-    A statement is only as good as its quote, so a failed quote takes its statement with it.
+    A statement is only as good as its quote, so a failed quote takes its statement with it; so
+    does a figure the statement states that its quote does not hold (counted as discarded too).
     """
     statements: list[Statement] = []
     discarded = 0
@@ -73,14 +84,18 @@ def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement],
             discarded += 1  # cites a fragment outside the retrieved set
             continue
         hit = hits[claim.fragment - 1]
-        span = locate(claim.quote, hit.fragment.text)
+        span = locate(claim.quote, hit.fragment.text, ignore_spaces=hit.fragment.page is not None)
         if span is None:
             discarded += 1
+            continue
+        text = " ".join(claim.text.split()) or span
+        if unquoted(text, (span,)):
+            discarded += 1  # "Everything is free." beside a genuine quote: the statement says more than it
             continue
         if (hit.fragment_id, span) in seen:
             continue  # the same quote twice adds nothing
         seen.add((hit.fragment_id, span))
         f = hit.fragment
         quote = Quote(span, hit.fragment_id, f.document, f.title, f.section, f.position, f.of, f.page)
-        statements.append(Statement(" ".join(claim.text.split()) or span, (quote,)))
+        statements.append(Statement(text, (quote,)))
     return statements, discarded

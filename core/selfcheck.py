@@ -136,6 +136,18 @@ def check_shown_quote_is_the_documents_text(b: Bench) -> str | None:
     return None if "–" in shown and "—" not in shown else f"shown {shown!r} instead of the document's own text"
 
 
+def check_unquoted_figure_drops_its_statement(b: Bench) -> str | None:
+    claims = (
+        Claim("Oak fronts cost 185 EUR a square metre.", 1, OAK),
+        Claim("Oak fronts cost 158 EUR per m².", 1, OAK),
+        Claim("Everything is free.", 1, OAK),
+    )
+    statements, discarded = verify(claims, b.hits(QUESTION))
+    kept = [s.text for s in statements]
+    ok = kept == ["Oak fronts cost 185 EUR a square metre."] and discarded == 2
+    return None if ok else f"kept {kept} with {discarded} discarded"
+
+
 def check_floor_cuts_distant_matches(b: Bench) -> str | None:
     return None if b.hits("capital of france population") == [] else "an unrelated question retrieved fragments"
 
@@ -229,6 +241,7 @@ CHECKS: list[tuple[str, Callable[..., str | None], bool]] = [
     ("quote over 1,200 characters is discarded", check_too_long_quote, False),
     ("typographic variants pass", check_typographic_variants_pass, False),
     ("shown quote is the document's own text", check_shown_quote_is_the_documents_text, False),
+    ("statement with an unquoted figure is dropped", check_unquoted_figure_drops_its_statement, False),
     ("floor cuts distant matches", check_floor_cuts_distant_matches, False),
     ("per-document cap", check_per_document_cap, True),
     ("no answerer call below the floor", check_no_model_call_below_floor, False),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.language import NAMES as LANGUAGE_NAMES
 
 # Both derived on the demo gold set with `verbatim calibrate` (see README, "Measuring answer quality").
 DEFAULT_MIN_SIMILARITY = 0.40
@@ -31,7 +32,11 @@ class Settings:
     llm_model: str = ""
     llm_api_key: str = ""
     llm_timeout: float = 30.0
+    llm_deadline: float = 45.0  # one whole answer, the follow-up's rewrite call included
     resync_seconds: float = 60.0
+    # ISO codes of the languages questions may be asked in; () = any. The embedded model reads English.
+    question_languages: tuple[str, ...] = ("en",)
+    max_document_mb: float = 10.0  # a bigger file fails with a reason before it is read (see README)
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -96,8 +101,18 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         llm_model=text("VERBATIM_LLM_MODEL"),
         llm_api_key=text("VERBATIM_LLM_API_KEY"),
         llm_timeout=number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
+        llm_deadline=number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
         resync_seconds=number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
+        max_document_mb=number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
     )
+    languages = text("VERBATIM_QUESTION_LANGUAGES", "en" if settings.embedder == "local" else "any").lower()
+    codes = tuple(code.strip() for code in languages.split(",") if code.strip())
+    unknown = [code for code in codes if code != "any" and code not in LANGUAGE_NAMES]
+    if unknown or not codes:
+        raise ConfigError(
+            f"VERBATIM_QUESTION_LANGUAGES must be 'any' or ISO codes ({', '.join(LANGUAGE_NAMES)}), not {languages!r}."
+        )
+    settings = replace(settings, question_languages=() if "any" in codes else codes)
     if settings.embedder == "remote" and not (settings.embedding_base_url and settings.embedding_model):
         raise ConfigError(
             "VERBATIM_EMBEDDER=remote needs VERBATIM_EMBEDDING_BASE_URL and VERBATIM_EMBEDDING_MODEL to be set."

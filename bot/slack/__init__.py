@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
-from typing import Any
 
 from slack_bolt import App
 from slack_bolt.error import BoltError
@@ -12,6 +10,7 @@ from slack_sdk import WebClient
 
 from bot.presenter import Voice
 from bot.slack.config import SlackSettings, slack_settings
+from bot.slack.http import serve_http, start_http_server
 from bot.slack.listeners import Deps, register
 from core import SCOPES, ConfigError, Pipeline, VerbatimError
 
@@ -49,63 +48,13 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
     return app
 
 
-def _tornado_app(app: App) -> Any:
-    import tornado.web
-    from slack_bolt.adapter.tornado import SlackEventsHandler
-
-    class Health(tornado.web.RequestHandler):
-        def get(self) -> None:
-            self.write({"ok": True})
-
-    return tornado.web.Application([("/slack/events", SlackEventsHandler, {"app": app}), ("/healthz", Health)])
-
-
-def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, threading.Event]:
-    """Serve /slack/events in a background thread; returns the bound port and an event that stops it."""
-    import asyncio
-
-    import tornado.httpserver
-    import tornado.netutil
-
-    ready = threading.Event()
-    stop = threading.Event()
-    bound: list[int] = []
-
-    def run() -> None:
-        async def main() -> None:
-            server = tornado.httpserver.HTTPServer(_tornado_app(app))
-            sockets = tornado.netutil.bind_sockets(port, host)
-            server.add_sockets(sockets)
-            bound.append(sockets[0].getsockname()[1])
-            ready.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
-            server.stop()
-
-        asyncio.run(main())
-
-    threading.Thread(target=run, daemon=True, name="slack-http").start()
-    ready.wait(10)
-    return bound[0], stop
-
-
 def serve(settings: SlackSettings, pipeline: Pipeline) -> None:
-    """Run until interrupted: Socket Mode by default, or the HTTP Events API on $PORT."""
+    """Run until interrupted: Socket Mode by default, or the HTTP Events API on $SLACK_PORT (or $PORT)."""
     app = build_app(settings, pipeline)
     if settings.mode == "http":
-        import asyncio
-
-        import tornado.httpserver
-
-        async def main() -> None:
-            server = tornado.httpserver.HTTPServer(_tornado_app(app))
-            server.listen(settings.port)
-            log.warning("Slack HTTP mode: listening on port %d at /slack/events", settings.port)
-            await asyncio.Event().wait()
-
-        asyncio.run(main())
+        serve_http(app, settings.port)
     else:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-        log.warning("Slack Socket Mode: connecting")
+        log.info("Slack Socket Mode: connecting")
         SocketModeHandler(app, settings.app_token).start()

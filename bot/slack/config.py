@@ -6,7 +6,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.env import port_from
 from core import ConfigError
+
+
+def _placeholder(token: str, prefix: str) -> bool:
+    """`xoxb-` as `.env.example` has it (or `xoxb-…`, `xoxb-<token>`): the prefix and nothing real after it."""
+    rest = token[len(prefix) :].strip("-_.… ")
+    return not rest or (rest.startswith("<") and rest.endswith(">"))
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,11 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
         raise ConfigError("SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from your Slack app.")
     if not bot_token.startswith("xoxb-"):
         raise ConfigError("SLACK_BOT_TOKEN must be a bot token starting with xoxb-.")
+    if _placeholder(bot_token, "xoxb-"):
+        raise ConfigError(
+            "SLACK_BOT_TOKEN is still the xoxb- placeholder from .env.example: "
+            "paste the Bot User OAuth Token from your Slack app's OAuth & Permissions page."
+        )
     app_token = get("SLACK_APP_TOKEN")
     signing_secret = get("SLACK_SIGNING_SECRET")
     if mode == "socket":
@@ -46,15 +58,18 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
             )
         if not app_token.startswith("xapp-"):
             raise ConfigError("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
+        if _placeholder(app_token, "xapp-"):
+            raise ConfigError(
+                "SLACK_APP_TOKEN is still the xapp- placeholder from .env.example: "
+                "paste an app-level token with connections:write from your Slack app's Basic Information page."
+            )
     elif not signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it to verify Slack's requests.")
-    raw_port = get("PORT") or "3000"
-    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
-        raise ConfigError(f"PORT must be a port number, not {raw_port!r}.")
+    port = port_from(env, "SLACK_PORT", 3000)
     api_url = get("SLACK_API_URL")
     if api_url and not api_url.startswith(("http://", "https://")):
         raise ConfigError(f"SLACK_API_URL must start with http:// or https://, not {api_url!r}.")
     if api_url and not api_url.endswith("/"):
         api_url += "/"
     channels = frozenset(c.strip() for c in get("SLACK_PUBLIC_CHANNELS").split(",") if c.strip())
-    return SlackSettings(bot_token, mode, app_token, signing_secret, int(raw_port), api_url, channels)
+    return SlackSettings(bot_token, mode, app_token, signing_secret, port, api_url, channels)

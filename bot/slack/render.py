@@ -81,8 +81,9 @@ def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
     """The answer's blocks (before splitting into messages) and its plain-text fallback, both escaped."""
     shown = presenter.present(answer)
     blocks: list[Block] = []
-    if shown.style == "error":
-        blocks.extend(_section(f"⚠️ {escape(shown.parts[0].text)}"))
+    if shown.style in ("error", "language"):
+        icon = "⚠️" if shown.style == "error" else "🌐"
+        blocks.extend(_section(f"{icon} {escape(shown.parts[0].text)}"))
         return blocks, escape(shown.plain)
     if shown.style == "refusal":
         blocks.extend(_section(f"🚫 *{escape(shown.heading)}*\n{escape(shown.parts[0].text)}"))

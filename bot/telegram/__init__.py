@@ -52,17 +52,26 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
 
     application = builder.post_init(post_init).build()
     handlers = Handlers(pipeline, settings)
-    application.add_handler(CommandHandler("start", handlers.start))
-    application.add_handler(CommandHandler("help", handlers.help))
-    application.add_handler(CommandHandler("ask", handlers.ask_command))
-    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, handlers.text))
+    if not handlers.voice.topics:
+        log.warning(
+            "Telegram serves the %s audience, but %s holds no %s document: every question will be refused.",
+            settings.audience,
+            pipeline.settings.knowledge_dir,
+            settings.audience,
+        )
+    # An edited message is never answered again: the first answer stands (see README, "Telegram").
+    new = ~filters.UpdateType.EDITED
+    application.add_handler(CommandHandler("start", handlers.start, filters=new))
+    application.add_handler(CommandHandler("help", handlers.help, filters=new))
+    application.add_handler(CommandHandler("ask", handlers.ask_command, filters=new))
+    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND & new, handlers.text))
     application.add_handler(CallbackQueryHandler(handlers.feedback, pattern=r"^fb:"))
     application.add_error_handler(handlers.error)
     return application
 
 
 def serve(settings: TelegramSettings, pipeline: Pipeline) -> None:
-    """Run until interrupted: long polling, or a webhook on $PORT when TELEGRAM_WEBHOOK_URL is set."""
+    """Run until interrupted: long polling, or a webhook on $TELEGRAM_PORT (or $PORT) with TELEGRAM_WEBHOOK_URL."""
     application = build_application(settings, pipeline)
     try:
         asyncio.run(_check(application))  # one clear sentence instead of the library's retry log
@@ -76,12 +85,12 @@ def serve(settings: TelegramSettings, pipeline: Pipeline) -> None:
 async def _check(application: Application) -> None:
     async with application.bot:
         me = await application.bot.get_me()
-    log.warning("Telegram: signed in as @%s", me.username)
+    log.info("Telegram: signed in as @%s", me.username)
 
 
 def _run(application: Application, settings: TelegramSettings) -> None:
     if settings.webhook_url:
-        log.warning("Telegram webhook mode: listening on port %d", settings.port)
+        log.info("Telegram webhook mode: listening on port %d", settings.port)
         application.run_webhook(
             listen="0.0.0.0",
             port=settings.port,
@@ -91,5 +100,5 @@ def _run(application: Application, settings: TelegramSettings) -> None:
             allowed_updates=Update.ALL_TYPES,
         )
     else:
-        log.warning("Telegram long polling: started")
+        log.info("Telegram long polling: started")
         application.run_polling(allowed_updates=Update.ALL_TYPES)

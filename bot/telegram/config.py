@@ -8,8 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
+from bot.env import port_from
 from core import ConfigError
 
+# The example tokens in Telegram's own documentation, which people paste as placeholders.
+_EXAMPLE_TOKENS = frozenset(
+    {"123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11", "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"}
+)
 _TOKEN = re.compile(r"^\d{3,}:[A-Za-z0-9_-]{30,}$")
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
@@ -43,6 +48,10 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
     token = get("TELEGRAM_BOT_TOKEN")
     if not token:
         raise ConfigError("TELEGRAM_BOT_TOKEN is not set: create a bot with @BotFather and copy its token.")
+    if token in _EXAMPLE_TOKENS or token.startswith("<"):
+        raise ConfigError(
+            "TELEGRAM_BOT_TOKEN is still a placeholder: create a bot with @BotFather and paste the token it gives you."
+        )
     if not _TOKEN.match(token):
         raise ConfigError("TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then 30+ characters).")
     webhook_url = get("TELEGRAM_WEBHOOK_URL")
@@ -54,9 +63,7 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
             raise ConfigError("TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it to reject forged updates.")
         if not _SECRET.match(secret):
             raise ConfigError("TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and -, at most 256 of them.")
-    raw_port = get("PORT") or "8443"
-    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
-        raise ConfigError(f"PORT must be a port number, not {raw_port!r}.")
+    port = port_from(env, "TELEGRAM_PORT", 8443)
     base = get("TELEGRAM_API_BASE_URL")
     if base and not base.startswith(("http://", "https://")):
         raise ConfigError(f"TELEGRAM_API_BASE_URL must start with http:// or https://, not {base!r}.")
@@ -68,4 +75,4 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
         raise ConfigError(f"TELEGRAM_QUESTIONS_PER_MINUTE must be a whole number above 0, not {raw_rate!r}.")
     company = get("VERBATIM_COMPANY_NAME") or "our company"
     example = get("VERBATIM_EXAMPLE_QUESTION")
-    return TelegramSettings(token, webhook_url, secret, int(raw_port), base, audience, int(raw_rate), company, example)
+    return TelegramSettings(token, webhook_url, secret, port, base, audience, int(raw_rate), company, example)

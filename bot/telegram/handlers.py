@@ -77,6 +77,9 @@ class Handlers:
         text = (
             re.sub(rf"@{re.escape(username)}\b", " ", message.text, flags=re.IGNORECASE) if username else message.text
         )
+        if not text.strip():  # only the mention: say how to ask; no question, so no rate-limit slot
+            await message.reply_text(self.voice.mention_hint(f"@{username}"))
+            return
         await self._answer(message, text, context)
 
     async def feedback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -25,8 +25,8 @@ class Piece:
 
 def pieces(answer: Answer) -> list[Piece]:
     shown = presenter.present(answer)
-    if shown.style == "error":
-        return [Piece(f"⚠️ {shown.parts[0].text}")]
+    if shown.style in ("error", "language"):
+        return [Piece(f"{'⚠️' if shown.style == 'error' else '🌐'} {shown.parts[0].text}")]
     if shown.style == "refusal":
         out = [Piece("🚫 "), Piece(shown.heading, "<b>", "</b>"), Piece(f"\n{shown.parts[0].text}")]
         out.extend(Piece(f"\n\n{part.text}", "<i>", "</i>") for part in shown.parts[1:])

@@ -2,17 +2,21 @@
 
 `sync(folder, index, embedder)` reads new and changed files with the reader for their
 suffix, cuts them into fragments, embeds only the fragments whose text is new (per-fragment
-hashes), and swaps each document in one transaction; removed files are dropped.
+hashes), stages them in batches and swaps each document in one transaction; removed files
+are dropped. A folder that can't be listed changes nothing; a file over the size limit fails
+before it is read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,7 +32,40 @@ log = logging.getLogger(__name__)
 SIDECAR_SUFFIX = ".meta.yml"  # `price-list.pdf.meta.yml` beside `price-list.pdf`
 DEFAULTS_FILE = "defaults.meta.yml"  # in any folder: metadata for every document below it
 
-Progress = Callable[[int, int, str], None]
+Progress = Callable[[int, int, str], None]  # (files done, files in all, the file at hand)
+DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
+# Fragments embedded and stored per step: a few embedder batches, so a 5 MB document's
+# texts, token ids and vectors are never all in memory at once.
+FRAGMENT_BATCH = 256
+
+
+@dataclass(frozen=True)
+class FragmentProgress:
+    """How far the document at hand is: fragments stored so far, out of `total`, in `seconds`."""
+
+    document: str
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Fragments per second so far."""
+        return self.done / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far; None before there is a rate."""
+        return (self.total - self.done) / self.rate if self.rate else None
+
+
+@runtime_checkable
+class FragmentListener(Protocol):
+    """A `Progress` callback that also wants fragment-level progress inside a document."""
+
+    def __call__(self, done: int, total: int, name: str) -> None: ...
+
+    def fragments(self, event: FragmentProgress) -> None: ...
 
 
 @dataclass
@@ -54,18 +91,42 @@ class SyncReport:
 
 def find_files(folder: Path) -> list[Path]:
     """The documents below `folder` that a reader handles, in a stable order; hidden files are skipped."""
+    return list_folder(folder)[0]
+
+
+def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
+    """`find_files`, and the subfolders that can't be listed (`sub/` → why).
+
+    A knowledge folder that can't be listed raises KnowledgeError: nothing may be removed
+    from the index because a listing came back empty.
+    """
     if not folder.exists():
         raise KnowledgeError(f"The knowledge folder {folder} does not exist.")
     if not folder.is_dir():
         raise KnowledgeError(f"The knowledge folder {folder} is not a folder.")
     known = suffixes()
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and p.suffix.lower() in known
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    files: list[Path] = []
+    unreadable: dict[str, str] = {}
+
+    def failed(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else folder
+        reason = exc.strerror or str(exc)
+        if where == folder:
+            raise KnowledgeError(
+                f"The knowledge folder {folder} can't be listed ({reason}); the index is left as it was."
+            ) from exc
+        rel = where.relative_to(folder).as_posix() + "/"
+        log.warning("folder %s can't be listed: %s", rel, reason)
+        unreadable[rel] = f"folder can't be listed ({reason}); its documents indexed before are kept"
+
+    # os.walk, not rglob: rglob skips a folder it can't list without a word.
+    for root, dirs, names in os.walk(folder, onerror=failed):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = Path(root, name)
+            if not name.startswith(".") and path.suffix.lower() in known and path.is_file():
+                files.append(path)
+    return sorted(files), unreadable
 
 
 def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str, str], str]:
@@ -96,28 +157,45 @@ def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str
     return defaults, sidecar, digest.hexdigest() if used else ""
 
 
-def sync(folder: Path, index: IndexStore, embedder: Embedder, progress: Progress | None = None) -> SyncReport:
-    """Bring the index in line with the folder: add, update, remove; skip unchanged files."""
+def sync(
+    folder: Path,
+    index: IndexStore,
+    embedder: Embedder,
+    progress: Progress | None = None,
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+) -> SyncReport:
+    """Bring the index in line with the folder: add, update, remove; skip unchanged files.
+
+    A `progress` callback with a `fragments` method (`FragmentListener`) also hears how far a
+    document's fragments are, with their rate.
+    """
     started = time.perf_counter()
-    files = find_files(folder)
+    files, unreadable = list_folder(folder)
     report = SyncReport()
     if index.embedder_id() != embedder.id:
         report.rebuilt = index.embedder_id() is not None
         index.reset(embedder.id)
     known = index.known()
     seen: set[str] = set()
+    for rel, reason in unreadable.items():
+        report.failed[rel] = reason
+        seen.update(path for path in known if path.startswith(rel))  # kept as they were, not removed
+    listener = progress if isinstance(progress, FragmentListener) else None
     for number, file in enumerate(files, start=1):
         rel = file.relative_to(folder).as_posix()
         seen.add(rel)
         if progress:
             progress(number, len(files), rel)
+        previous = known.get(rel)
         try:
-            data = file.read_bytes()
-        except OSError as exc:
-            _fail(index, report, rel, b"", f"can't be read ({exc.strerror})")
+            data = _read(file, max_document_bytes)
+        except DocumentError as exc:
+            if previous and previous.state == "failed" and previous.error == str(exc):
+                report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
+            else:
+                _fail(index, report, rel, b"", str(exc), size=_size(file))
             continue
         sha = sha256_of(data)
-        previous = known.get(rel)
         try:
             defaults, sidecar, meta_sha = outside_metadata(folder, file)
         except DocumentError as exc:
@@ -135,7 +213,8 @@ def sync(folder: Path, index: IndexStore, embedder: Embedder, progress: Progress
         except DocumentError as exc:
             _fail(index, report, rel, data, str(exc))
             continue
-        report.embedded += _put(index, doc, embedder)
+        del data  # a big document is held once, as fragments, from here on
+        report.embedded += _put(index, doc, embedder, listener)
         if previous and previous.state != "failed":
             report.updated += 1
         else:
@@ -145,32 +224,66 @@ def sync(folder: Path, index: IndexStore, embedder: Embedder, progress: Progress
     report.removed = len(gone)
     report.fragments, report.mean_chars, report.max_chars = index.stats()
     report.seconds = time.perf_counter() - started
-    if not files:
+    if not files and not unreadable:
         *most, last = suffixes()
         raise KnowledgeError(f"The knowledge folder {folder} has no {', '.join(most)} or {last} documents.")
     return report
 
 
-def _fail(index: IndexStore, report: SyncReport, rel: str, data: bytes, reason: str) -> None:
+def _read(file: Path, limit: int) -> bytes:
+    """The file's bytes; DocumentError when it can't be read or is over `limit` (checked before reading it)."""
+    try:
+        size = file.stat().st_size
+        if size <= limit:
+            with file.open("rb") as handle:
+                data = handle.read(limit + 1)  # the file may have grown since
+            size = len(data)
+    except OSError as exc:
+        raise DocumentError(f"can't be read ({exc.strerror})") from exc
+    if size > limit:
+        raise DocumentError(
+            f"is {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB limit (VERBATIM_MAX_DOCUMENT_MB); "
+            "split it or raise the limit"
+        )
+    return data
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+def _fail(index: IndexStore, report: SyncReport, rel: str, data: bytes, reason: str, size: int | None = None) -> None:
     log.warning("document %s failed: %s", rel, reason)
     report.failed[rel] = reason
-    index.fail(rel, sha256_of(data), len(data), reason)
+    index.fail(rel, sha256_of(data), len(data) if size is None else size, reason)
 
 
-def _put(index: IndexStore, doc: Document, embedder: Embedder) -> int:
-    """Fragment, embed what is new, swap in; returns how many fragments went to the model."""
+def _put(index: IndexStore, doc: Document, embedder: Embedder, listener: FragmentListener | None = None) -> int:
+    """Fragment, embed what is new and stage it batch by batch, swap in; returns how many went to the model."""
     fragments = fragment_document(doc)
-    hashes = [fragment_hash(f) for f in fragments]
     index.mark_indexing(doc)
+    started = time.perf_counter()
+    embedded = 0
     try:
-        stored = index.vectors_for(hashes)
-        todo = [i for i, h in enumerate(hashes) if h not in stored]
-        fresh = embedder.embed([fragments[i].embedded_text for i in todo]) if todo else None
+        for start in range(0, len(fragments), FRAGMENT_BATCH):
+            batch = fragments[start : start + FRAGMENT_BATCH]
+            hashes = [fragment_hash(f) for f in batch]
+            stored = index.vectors_for(hashes)
+            todo = [i for i, h in enumerate(hashes) if h not in stored]
+            fresh = embedder.embed([batch[i].embedded_text for i in todo]) if todo else None
+            by_row = dict(zip(todo, fresh, strict=True)) if fresh is not None else {}
+            vectors = [by_row[i] if i in by_row else stored[h] for i, h in enumerate(hashes)]
+            index.stage(doc.path, batch, hashes, np.vstack(vectors).astype(np.float32))
+            embedded += len(todo)
+            if listener:
+                listener.fragments(
+                    FragmentProgress(doc.path, start + len(batch), len(fragments), time.perf_counter() - started)
+                )
+        index.commit(doc, len(fragments))
     except BaseException:
         index.abort(doc.path)
         raise
-    by_row = dict(zip(todo, fresh, strict=True)) if fresh is not None else {}
-    vectors = [by_row[i] if i in by_row else stored[h] for i, h in enumerate(hashes)]
-    matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
-    index.put(doc, fragments, hashes, matrix)
-    return len(todo)
+    return embedded

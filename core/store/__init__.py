@@ -72,6 +72,11 @@ class IndexStore(Protocol):
         """A number that changes whenever the indexed content changes (any process, any writer)."""
         ...
 
+    def recover(self) -> bool:
+        """Reopen when the file was deleted, replaced or damaged since opened (a damaged one moved aside,
+        a notice set); True when it did, and the next sync must refill the index."""
+        ...
+
     def load(self) -> Corpus:
         """Every indexed fragment and its vector, for the search."""
         ...
@@ -88,16 +93,26 @@ class IndexStore(Protocol):
         """Vectors already stored for these fragment hashes: unchanged text is never embedded twice."""
         ...
 
-    def mark_indexing(self, document: Document) -> None: ...
+    def mark_indexing(self, document: Document) -> None:
+        """Start writing a new version of the document (staged, invisible to readers until `commit`)."""
+        ...
+
+    def stage(self, path: str, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Add one batch of the new version's fragments; readers go on seeing the old version."""
+        ...
+
+    def commit(self, document: Document, count: int) -> None:
+        """Swap the `count` staged fragments in, in one transaction: readers see the old or the new, never neither."""
+        ...
 
     def abort(self, path: str) -> None:
-        """Undo `mark_indexing` after a failure: the previous version, if any, stays searchable."""
+        """Undo `mark_indexing` after a failure: the staged batches go, the previous version stays searchable."""
         ...
 
     def put(
         self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
     ) -> None:
-        """Swap in a document's fragments in one transaction: readers see the old or the new, never neither."""
+        """After `mark_indexing`: one `stage` and `commit`, for a document small enough for one batch."""
         ...
 
     def fail(self, path: str, sha256: str, size: int, reason: str) -> None:

@@ -70,7 +70,16 @@ def _m002_fragment_hashes_pages_generation(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (str(time.time_ns() // 1000),))
 
 
-INDEX_MIGRATIONS: list[Migration] = [_m001_initial, _m002_fragment_hashes_pages_generation]
+def _m003_staged_fragments(db: sqlite3.Connection) -> None:
+    """A big document's new fragments are written in batches under a staging token (0: live), then swapped in."""
+    db.execute("ALTER TABLE fragments ADD COLUMN staged INTEGER NOT NULL DEFAULT 0")
+
+
+INDEX_MIGRATIONS: list[Migration] = [
+    _m001_initial,
+    _m002_fragment_hashes_pages_generation,
+    _m003_staged_fragments,
+]
 
 
 # --- the run-log file (user data, never dropped) ---------------------------------------------------

@@ -7,12 +7,18 @@ Both use WAL, so the Slack and Telegram processes can share one data folder.
 
 from __future__ import annotations
 
+import gc
+import glob
 import json
 import logging
+import os
+import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +42,49 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file `path` names now (device, inode); None when there is none."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _set_aside(path: Path) -> Path:
+    """Move a damaged file and its -wal aside (dropping older damaged copies and the -shm); the copy's name."""
+    for old in path.parent.glob(f"{glob.escape(path.name)}.corrupt-*"):
+        old.unlink(missing_ok=True)
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    Path(f"{path}-shm").unlink(missing_ok=True)
+    for suffix in ("", "-wal"):
+        src = Path(f"{path}{suffix}")
+        if src.exists():
+            src.replace(Path(f"{aside}{suffix}"))
+    return aside
+
+
+def _damage(path: Path) -> str | None:
+    """Why the SQLite file at `path` can't be trusted, read afresh from disk (not a connection's cache); None if sound.
+
+    Only SQLite opens the file: closing any other handle on it would drop this process's POSIX
+    locks on it, and another process could then checkpoint and delete the -wal under us.
+    """
+    try:
+        if os.stat(path).st_size == 0:
+            return "is empty (truncated)"
+        probe = sqlite3.connect(path)  # a fresh connection: no cached pages, every page read from disk
+        try:
+            verdict = probe.execute("PRAGMA quick_check").fetchall()[0][0]
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        return f"is damaged ({exc})"
+    except OSError as exc:
+        return f"can't be read ({exc.strerror})"
+    return None if verdict == "ok" else f"is damaged ({verdict})"
+
+
 class SQLiteIndex:
     """One SQLite file; opening a damaged file raises IndexCorrupt."""
 
@@ -55,27 +104,65 @@ class SQLiteIndex:
         except OSError as exc:
             raise IndexFileError(f"The index file {path} can't be opened ({exc.strerror}).") from exc
         self._lock = threading.RLock()
+        self._staging: dict[str, int] = {}  # document path → the token of its batches being written
+        self._identity = _identity(path)
 
     @classmethod
     def open_or_rebuild(cls, path: Path) -> SQLiteIndex:
-        """Open the index; a damaged file is moved aside and a fresh one started (with a notice)."""
+        """Open the index; a damaged file is moved aside and a fresh one started (with a notice).
+
+        Only the latest damaged copy is kept (the file and its -wal, which holds part of its
+        content); older copies and every -shm, a cache SQLite rebuilds, are deleted.
+        """
         try:
             return cls(path)
         except IndexCorrupt as exc:
-            aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            for suffix in ("", "-wal", "-shm"):
-                src = Path(str(path) + suffix)
-                if src.exists():
-                    src.replace(Path(str(aside) + suffix))
+            # Drop the failed connection now: closed later, SQLite would tidy the -wal by its old name,
+            # which by then is the fresh index's.
+            traceback.clear_frames(exc.__traceback__)
+            gc.collect()
+            aside = _set_aside(path)
             notice = f"{exc} It was moved to {aside.name} and the index is rebuilt from the documents."
             log.warning(notice)
             index = cls(path)
             index.notice = notice
             return index
 
+    def recover(self) -> bool:
+        """Reopen the file when it was deleted, replaced or damaged since it was opened; True when it did.
+
+        A damaged file is moved aside and a fresh, empty index started with a notice; the
+        caller's next sync fills it. Cheap when nothing happened: a stat, a header, a quick_check.
+        """
+        with self._lock:
+            now = _identity(self.path)
+            if now is None:
+                problem = "was deleted"
+            elif now != self._identity:
+                problem = "was replaced by another file"
+            else:
+                damage = _damage(self.path)
+                if damage is None:
+                    return False
+                problem = damage
+                # Moved aside before the old connection closes: SQLite then neither checkpoints our
+                # pages into the damaged file nor deletes a -wal by a name that is about to be reused.
+                aside = _set_aside(self.path)
+                problem += f"; it was moved to {aside.name}"
+            self.db.close()
+            fresh = SQLiteIndex.open_or_rebuild(self.path)
+            self.db, self._identity, self._staging = fresh.db, fresh._identity, {}
+            notice = f"The index file {self.path} {problem} while running; the index is rebuilt from the documents."
+            self.notice = fresh.notice or notice
+            log.warning(self.notice)
+            return True
+
     def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        try:
+            rows = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
+        return rows[0][0] if rows else None
 
     def _bump(self) -> None:
         """Inside a write transaction: the content changed, so every reader must reload."""
@@ -98,7 +185,10 @@ class SQLiteIndex:
 
     def known(self) -> dict[str, KnownDocument]:
         with self._lock:
-            rows = self.db.execute("SELECT path, sha256, meta_sha256, state, error FROM documents").fetchall()
+            try:
+                rows = self.db.execute("SELECT path, sha256, meta_sha256, state, error FROM documents").fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
         return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
 
     def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
@@ -123,30 +213,58 @@ class SQLiteIndex:
                 (document.path, document.sha256, document.size),
             )
             self.db.execute("UPDATE documents SET state = 'indexing' WHERE path = ?", (document.path,))
-
-    def abort(self, path: str) -> None:
-        with self._lock, self.db:
+            # Batches left staged by a run that died half-way are never swapped in.
             self.db.execute(
-                "UPDATE documents SET state = CASE WHEN indexed_at IS NULL THEN 'queued' ELSE 'indexed' END "
-                "WHERE path = ?",
-                (path,),
+                "DELETE FROM fragments WHERE staged != 0 AND document_id = (SELECT id FROM documents WHERE path = ?)",
+                (document.path,),
             )
+        self._staging[document.path] = secrets.randbits(62) | 1  # this run's batches; 0 marks live fragments
 
-    def put(
-        self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
-    ) -> None:
-        meta = document.meta
-        with self._lock, self.db:  # one transaction: readers see the old fragments or the new, never neither
-            doc_id = self.db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()[0]
-            self.db.execute("DELETE FROM fragments WHERE document_id = ?", (doc_id,))
+    def _token(self, path: str) -> int:
+        try:
+            return self._staging[path]
+        except KeyError:
+            raise IndexFileError(f"{path} is written to the index without mark_indexing.") from None
+
+    def stage(self, path: str, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray) -> None:
+        token = self._token(path)
+        with self._lock, self.db:
+            doc_id = self.db.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()[0]
             self.db.executemany(
-                "INSERT INTO fragments (document_id, position, of, section, text, vector, hash, page) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO fragments (document_id, position, of, section, text, vector, hash, page, staged) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (doc_id, f.position, f.of, json.dumps(f.section), f.text, v.astype(np.float32).tobytes(), h, f.page)
+                    (
+                        doc_id,
+                        f.position,
+                        f.of,
+                        json.dumps(f.section),
+                        f.text,
+                        v.astype(np.float32).tobytes(),
+                        h,
+                        f.page,
+                        token,
+                    )
                     for f, h, v in zip(fragments, hashes, vectors, strict=True)
                 ],
             )
+            if len(vectors):
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dimension', ?)", (str(vectors.shape[1]),))
+
+    def commit(self, document: Document, count: int) -> None:
+        token = self._token(document.path)
+        meta = document.meta
+        with self._lock, self.db:  # one transaction: readers see the old fragments or the new, never neither
+            doc_id = self.db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()[0]
+            staged = self.db.execute(
+                "SELECT count(*) FROM fragments WHERE document_id = ? AND staged = ?", (doc_id, token)
+            ).fetchone()[0]
+            if staged != count:
+                raise IndexFileError(
+                    f"{document.path} was re-indexed by another process at the same time; its version is kept."
+                )
+            self.db.execute("DELETE FROM fragments WHERE document_id = ? AND staged != ?", (doc_id, token))
+            self.db.execute("UPDATE fragments SET staged = 0 WHERE document_id = ?", (doc_id,))
             self.db.execute(
                 "UPDATE documents SET title = ?, audience = ?, owner = ?, as_of = ?, source = ?, sha256 = ?, "
                 "meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = datetime('now') "
@@ -163,9 +281,29 @@ class SQLiteIndex:
                     doc_id,
                 ),
             )
-            if len(vectors):
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dimension', ?)", (str(vectors.shape[1]),))
             self._bump()
+        del self._staging[document.path]
+
+    def put(
+        self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
+    ) -> None:
+        self.stage(document.path, fragments, hashes, vectors)
+        self.commit(document, len(fragments))
+
+    def abort(self, path: str) -> None:
+        token = self._staging.pop(path, None)
+        with self._lock, self.db:
+            if token is not None:
+                self.db.execute(
+                    "DELETE FROM fragments WHERE staged = ? "
+                    "AND document_id = (SELECT id FROM documents WHERE path = ?)",
+                    (token, path),
+                )
+            self.db.execute(
+                "UPDATE documents SET state = CASE WHEN indexed_at IS NULL THEN 'queued' ELSE 'indexed' END "
+                "WHERE path = ?",
+                (path,),
+            )
 
     def fail(self, path: str, sha256: str, size: int, reason: str) -> None:
         with self._lock, self.db:
@@ -191,7 +329,7 @@ class SQLiteIndex:
     def stats(self) -> tuple[int, float, int]:
         with self._lock:
             count, mean, longest = self.db.execute(
-                "SELECT count(*), avg(length(text)), max(length(text)) FROM fragments"
+                "SELECT count(*), avg(length(text)), max(length(text)) FROM fragments WHERE staged = 0"
             ).fetchone()
         return count, float(mean or 0.0), int(longest or 0)
 
@@ -199,10 +337,14 @@ class SQLiteIndex:
         with self._lock:
             generation = int(self._meta("generation") or 0)
             dim = int(self._meta("dimension") or 0)
-            rows = self.db.execute(
-                "SELECT f.id, d.path, d.title, d.audience, f.section, f.position, f.of, f.text, f.vector, d.id, "
-                "f.page FROM fragments f JOIN documents d ON d.id = f.document_id ORDER BY d.path, f.position"
-            ).fetchall()
+            try:
+                rows = self.db.execute(
+                    "SELECT f.id, d.path, d.title, d.audience, f.section, f.position, f.of, f.text, f.vector, d.id, "
+                    "f.page FROM fragments f JOIN documents d ON d.id = f.document_id WHERE f.staged = 0 "
+                    "ORDER BY d.path, f.position"
+                ).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
         try:
             matrix = np.frombuffer(b"".join(r[8] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         except ValueError as exc:
@@ -227,18 +369,57 @@ class SQLiteLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._open()
+        self._next_sweep = 0.0
+
+    def _open(self) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, check_same_thread=False, timeout=10.0)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0)
             self.db.execute("PRAGMA journal_mode = WAL")
             migrate(self.db, RUNLOG_MIGRATIONS)
         except sqlite3.DatabaseError as exc:
             raise RunLogError(
-                f"The run log {path} can't be opened ({exc}); it is left untouched — move it aside to start a new one."
+                f"The run log {self.path} can't be opened ({exc}); it is left untouched — "
+                "move it aside to start a new one."
             ) from exc
         except OSError as exc:
-            raise RunLogError(f"The run log {path} can't be opened ({exc.strerror}).") from exc
-        self._next_sweep = 0.0
+            raise RunLogError(f"The run log {self.path} can't be opened ({exc.strerror}).") from exc
+        self._identity = _identity(self.path)
+
+    def _same_file(self) -> None:
+        """Under the lock, before each use: reopen when the file was deleted or replaced under us.
+
+        Rows written to a deleted file (the data folder removed while a bot runs) would vanish
+        with its last connection. Closing the stale connection is safe: SQLite neither
+        checkpoints into nor deletes the -wal of a database file that was unlinked or moved.
+        """
+        if _identity(self.path) == self._identity:
+            return
+        log.warning(
+            "The run log %s was deleted or replaced while running; a new one is started there "
+            "and the rows from now on go into it.",
+            self.path,
+        )
+        self.db.close()
+        try:
+            self._open()
+        except RunLogError:
+            self._open()  # another process on the same folder may have been creating it at the same moment
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        with self._lock:
+            self._same_file()
+            yield
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The lock, the right file, one transaction."""
+        with self._lock:
+            self._same_file()
+            with self.db:
+                yield
 
     # --- run log ----------------------------------------------------------------------------
 
@@ -260,7 +441,7 @@ class SQLiteLog:
             answer.model_calls,
         )
         try:
-            with self._lock, self.db:
+            with self._writing():
                 self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except sqlite3.Error as exc:
             raise RunLogError(f"The run log {self.path} can't be written ({exc}).") from exc
@@ -268,7 +449,7 @@ class SQLiteLog:
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         if value not in ("up", "down"):
             raise ValueError(f"feedback must be 'up' or 'down', not {value!r}")
-        with self._lock, self.db:
+        with self._writing():
             if not self.db.execute("SELECT 1 FROM entries WHERE id = ?", (answer_id,)).fetchone():
                 return False
             self.db.execute(
@@ -278,7 +459,7 @@ class SQLiteLog:
         return True
 
     def history(self, conversation: str, limit: int = 3) -> list[Turn]:
-        with self._lock:
+        with self._reading():
             rows = self.db.execute(
                 "SELECT question, kind, statements FROM entries WHERE conversation = ? "
                 "ORDER BY at DESC, rowid DESC LIMIT ?",
@@ -291,7 +472,7 @@ class SQLiteLog:
         return turns
 
     def answer(self, answer_id: str) -> Answer | None:
-        with self._lock:
+        with self._reading():
             row = self.db.execute(
                 "SELECT id, question, kind, reason, statements, discarded, answerer, timings FROM entries WHERE id = ?",
                 (answer_id,),
@@ -311,7 +492,7 @@ class SQLiteLog:
         )
 
     def tail(self, n: int = 10) -> list[Entry]:
-        with self._lock:
+        with self._reading():
             rows = self.db.execute(
                 "SELECT e.id, e.at, e.surface, e.question, e.kind, e.reason, e.statements, e.discarded, e.answerer, "
                 "e.timings, (SELECT group_concat(value, ',') FROM feedback f WHERE f.answer_id = e.id) "
@@ -337,27 +518,27 @@ class SQLiteLog:
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         now = time.time()
         key = conversation_hash(key)
-        with self._lock, self.db:
+        with self._writing():
             self._sweep(now)
             self.db.execute("DELETE FROM seen_events WHERE key = ? AND at < ?", (key, now - ttl))
             inserted = self.db.execute("INSERT OR IGNORE INTO seen_events VALUES (?, ?)", (key, now)).rowcount
         return inserted == 1
 
     def link(self, key: str, conversation: str) -> None:
-        with self._lock, self.db:
+        with self._writing():
             self.db.execute(
                 "INSERT OR REPLACE INTO links VALUES (?, ?, ?)", (conversation_hash(key), conversation, time.time())
             )
 
     def linked(self, key: str) -> str | None:
-        with self._lock:
+        with self._reading():
             row = self.db.execute("SELECT conversation FROM links WHERE key = ?", (conversation_hash(key),)).fetchone()
         return row[0] if row else None
 
     def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
         now = time.time()
         key = conversation_hash(key)
-        with self._lock:
+        with self._reading():
             self.db.execute("BEGIN IMMEDIATE")  # count and insert as one step, whichever process races us
             try:
                 self._sweep(now)

@@ -1,0 +1,22 @@
+"""What both surfaces' settings read the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from core import ConfigError
+
+
+def port_from(env: Mapping[str, str], name: str, default: int) -> int:
+    """The port in `name` (SLACK_PORT, TELEGRAM_PORT), else in the shared PORT, else `default`.
+
+    Platforms such as Heroku set PORT for the one process they route to; a single `.env` that
+    runs both bots on one machine gives each its own variable instead.
+    """
+    for variable in (name, "PORT"):
+        raw = env.get(variable, "").strip()
+        if raw:
+            if not raw.isdigit() or not 0 < int(raw) < 65536:
+                raise ConfigError(f"{variable} must be a port number, not {raw!r}.")
+            return int(raw)
+    return default

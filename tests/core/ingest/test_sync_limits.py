@@ -1,0 +1,187 @@
+"""Sync at the edges (issue 11): a folder that can't be listed changes nothing; a document over the
+size limit fails before it is read; a big document is embedded and stored in batches, with progress."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.cli import _progress_bar
+from core.errors import ConfigError, KnowledgeError
+from core.ingest import FRAGMENT_BATCH, FragmentProgress, sync
+from core.knowledge import KnowledgeBase
+from core.settings import Settings, from_env
+from core.store import INDEX_FILE
+from core.store.sqlite import SQLiteIndex
+from tests.fakes import FakeEmbedder
+
+PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
+WARRANTY = "---\ntitle: Warranty\naudience: public\n---\n## Periods\n\nJoinery carries a five year warranty.\n"
+
+
+def big(paragraphs: int, word: str = "oak") -> str:
+    """A document of one fragment per paragraph (each near the 900-character limit)."""
+    body = "\n\n".join(f"{word} paragraph {i} " + "fronts cost money " * 45 for i in range(paragraphs))
+    return f"---\ntitle: Catalogue\naudience: public\n---\n## All\n\n{body}\n"
+
+
+def unlistable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Listing `folder` fails as it would without read permission (the tests run as root, so chmod can't)."""
+    real = os.scandir
+
+    def scandir(path: str | os.PathLike[str] = ".") -> object:
+        if Path(path) == folder:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_a_knowledge_folder_that_cant_be_listed_leaves_the_index_as_it_was(tmp_path, write_kb, monkeypatch):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    sync(kb, index, FakeEmbedder())
+    before, generation = index.known(), index.generation()
+    unlistable(monkeypatch, kb)
+    with pytest.raises(KnowledgeError) as error:
+        sync(kb, index, FakeEmbedder())
+    assert str(kb) in str(error.value) and "can't be listed (Permission denied)" in str(error.value)
+    assert "has no" not in str(error.value)
+    assert index.known() == before and index.generation() == generation
+    assert len(index.load().fragments) == 2
+
+
+def test_an_unreadable_subfolder_is_a_failed_entry_and_its_documents_stay(tmp_path, write_kb, monkeypatch):
+    kb = write_kb({"prices.md": PRICES, "policies/warranty.md": WARRANTY})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    sync(kb, index, FakeEmbedder())
+    unlistable(monkeypatch, kb / "policies")
+    report = sync(kb, index, FakeEmbedder())
+    assert list(report.failed) == ["policies/"]
+    assert report.failed["policies/"].startswith("folder can't be listed (Permission denied)")
+    assert report.removed == 0 and report.unchanged == 1
+    assert {f.document for f in index.load().fragments} == {"prices.md", "policies/warranty.md"}
+
+
+def test_a_knowledge_base_keeps_answering_when_its_folder_cant_be_listed(tmp_path, write_kb, monkeypatch):
+    kb_dir = write_kb({"prices.md": PRICES})
+    kb = KnowledgeBase(Settings(knowledge_dir=kb_dir, data_dir=tmp_path / "data", resync_seconds=1e-9), FakeEmbedder())
+    kb.sync()
+    unlistable(monkeypatch, kb_dir)
+    hits = kb.retrieve("oak fronts cost", frozenset({"public"}), floor=-1.0).hits  # the resync fails, logged
+    assert [h.fragment.document for h in hits] == ["prices.md"]
+
+
+# --- item 16: the size limit, fragment progress, batches -------------------------------------
+
+
+def test_a_document_over_the_limit_fails_with_a_reason_before_it_is_read(tmp_path, write_kb, monkeypatch):
+    kb = write_kb({"prices.md": PRICES, "huge.md": big(40)})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    opened: list[str] = []
+    real_open = Path.open
+
+    def spying_open(self: Path, *args: object, **kwargs: object) -> object:
+        opened.append(self.name)
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", spying_open)
+    report = sync(kb, index, FakeEmbedder(), max_document_bytes=20_000)
+    assert "huge.md" not in opened, "the oversized file was opened"
+    reason = report.failed["huge.md"]
+    assert "0.0 MB" in reason and "over the 0.02 MB limit (VERBATIM_MAX_DOCUMENT_MB)" in reason
+    assert report.added == 1
+    generation = index.generation()
+    again = sync(kb, index, FakeEmbedder(), max_document_bytes=20_000)
+    assert again.failed == report.failed and index.generation() == generation, "recorded once, not every resync"
+
+
+def test_the_size_limit_is_a_setting(tmp_path, write_kb):
+    assert Settings().max_document_mb == 10.0
+    assert from_env({"VERBATIM_MAX_DOCUMENT_MB": "2.5"}).max_document_mb == 2.5
+    with pytest.raises(ConfigError, match="VERBATIM_MAX_DOCUMENT_MB must be a number"):
+        from_env({"VERBATIM_MAX_DOCUMENT_MB": "ten"})
+    kb_dir = write_kb({"prices.md": PRICES, "huge.md": big(40)})
+    kb = KnowledgeBase(Settings(knowledge_dir=kb_dir, data_dir=tmp_path / "data", max_document_mb=0.02), FakeEmbedder())
+    assert list(kb.sync().failed) == ["huge.md"]
+
+
+class Recorder:
+    """A progress callback that also wants fragments (the CLI's bar is one)."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[int, int, str]] = []
+        self.events: list[FragmentProgress] = []
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        self.files.append((done, total, name))
+
+    def fragments(self, event: FragmentProgress) -> None:
+        self.events.append(event)
+
+
+def test_progress_counts_fragments_with_a_rate_and_old_callbacks_still_work(tmp_path, write_kb):
+    count = FRAGMENT_BATCH * 2 + 10
+    kb = write_kb({"big.md": big(count), "prices.md": PRICES})
+    recorder = Recorder()
+    sync(kb, SQLiteIndex(tmp_path / "data" / INDEX_FILE), FakeEmbedder(), recorder)
+    assert recorder.files == [(1, 2, "big.md"), (2, 2, "prices.md")]
+    big_events = [e for e in recorder.events if e.document == "big.md"]
+    assert [e.done for e in big_events] == [FRAGMENT_BATCH, 2 * FRAGMENT_BATCH, count]
+    assert {e.total for e in big_events} == {count}
+    assert all(e.rate > 0 and e.eta is not None for e in big_events)
+    assert big_events[-1].eta == 0
+
+    plain: list[tuple[int, int, str]] = []
+    (kb / "prices.md").write_text(PRICES.replace("185", "190"), encoding="utf-8")
+    sync(kb, SQLiteIndex(tmp_path / "data" / INDEX_FILE), FakeEmbedder(), lambda *a: plain.append(a))
+    assert plain == [(1, 2, "big.md"), (2, 2, "prices.md")]
+
+
+def test_a_big_document_is_embedded_in_batches_and_swapped_in_whole(tmp_path, write_kb):
+    """Readers (another connection, as another process would be) see the old version until the swap."""
+    count = FRAGMENT_BATCH * 3 + 5
+    kb = write_kb({"big.md": big(count, "old")})
+    path = tmp_path / "data" / INDEX_FILE
+    sync(kb, SQLiteIndex(path), FakeEmbedder())
+    (kb / "big.md").write_text(big(count, "new"), encoding="utf-8")
+
+    class Watching(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sizes: list[int] = []
+            self.seen: list[set[str]] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+            self.sizes.append(len(texts))
+            corpus = SQLiteIndex(path).load()
+            self.seen.append({f.text.split()[0] for f in corpus.fragments} | {str(len(corpus.fragments))})
+            return super().embed(texts)
+
+    embedder = Watching()
+    report = sync(kb, SQLiteIndex(path), embedder)
+    assert report.updated == 1
+    assert max(embedder.sizes) <= FRAGMENT_BATCH and len(embedder.sizes) == 4
+    assert all(seen == {"old", str(count)} for seen in embedder.seen), "a reader saw a half-written version"
+    after = SQLiteIndex(path).load()
+    assert len(after.fragments) == count and {f.text.split()[0] for f in after.fragments} == {"new"}
+    assert [f.position for f in after.fragments] == list(range(1, count + 1))
+
+
+def test_the_progress_bar_shows_fragments_rate_and_time_left():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    bar = _progress_bar(stream)
+    assert bar is not None
+    bar(1, 3, "big.md")
+    bar.fragments(FragmentProgress("big.md", 512, 7834, 16.0))  # type: ignore[attr-defined]
+    shown = stream.getvalue().rsplit("\r", 1)[-1]
+    assert "1/3 big.md" in shown and "512/7,834 fragments, 32/s, 3:48 left" in shown
