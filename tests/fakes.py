@@ -19,12 +19,17 @@ FakeEmbedder = WordEmbedder
 
 @dataclass
 class Reply:
-    """One scripted HTTP reply; `delay` holds it back to provoke a client timeout."""
+    """One scripted HTTP reply.
+
+    `delay` holds it back that long: a slow server that does answer. `hang` holds it back until the
+    server closes: a server that never answers, to provoke a client timeout whatever the machine's load.
+    """
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    hang: bool = False
 
 
 @dataclass
@@ -34,6 +39,10 @@ class Recorded:
     body: Any
 
 
+# A hanging reply is released when its server closes; this bounds it only if a server is never closed.
+HANG_LIMIT = 60.0
+
+
 class FakeServer:
     """A real HTTP server on 127.0.0.1 whose replies come from a script or a handler function."""
 
@@ -41,6 +50,7 @@ class FakeServer:
         self.requests: list[Recorded] = []
         self.script: list[Reply] = []
         self.handler = handler
+        self.closing = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,7 +76,9 @@ class FakeServer:
                     reply = outer.handler(record)
                 else:
                     reply = Reply(404, {"error": "nothing scripted"})
-                if reply.delay:
+                if reply.hang:
+                    outer.closing.wait(HANG_LIMIT)
+                elif reply.delay:
                     threading.Event().wait(reply.delay)  # not time.sleep: tests patch that
                 data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 try:
@@ -93,6 +105,7 @@ class FakeServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 

@@ -59,3 +59,15 @@ def test_an_empty_question_is_not_told_to_be_shorter():
 
     assert "shorter" not in presenter.invalid_question(VerbatimError("The question is empty."))
     assert "shorter" in presenter.invalid_question(VerbatimError("The question is 20,001 characters long; …"))
+
+
+def test_a_question_in_another_language_is_told_which_languages_are_read():
+    asked = Answer(
+        "a2", "Wie viel?", "refused", "language", (), 0, (), {}, "extractive", language="de", languages=("en",)
+    )
+    shown = presenter.present(asked)
+    assert shown.style == "language" and not shown.feedback
+    assert (
+        shown.plain == "I can only read questions in English, and this one looks like German. Please ask it in English."
+    )
+    assert presenter.REFUSAL_HEADING not in render(asked), "never the 'not covered' refusal"

@@ -55,7 +55,7 @@ def test_remote_embedder_gives_up_after_three_attempts_without_leaking_the_key(f
 
 def test_remote_embedder_times_out(fake_server, monkeypatch):
     monkeypatch.setattr("time.sleep", lambda s: None)
-    fake_server.script = [Reply(200, {}, delay=0.5)] * 3
+    fake_server.script = [Reply(200, {}, hang=True)] * 3
     with pytest.raises(EmbeddingError, match="did not answer in time"):
         RemoteEmbedder(fake_server.url, "m", timeout=0.1).embed(["x"])
 

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_sdk.signature import SignatureVerifier
 
@@ -43,6 +44,11 @@ def slack_api(request: Recorded) -> Reply:
     return Reply(200, {"ok": True})
 
 
+# How long a wait for something that must happen may take before the test fails. Reached only on
+# failure, so it is generous: a loaded machine makes the wait longer, never the test wrong.
+WAIT = 60.0
+
+
 class FakeSlack:
     def __init__(self, server: FakeServer) -> None:
         self.server = server
@@ -50,7 +56,8 @@ class FakeSlack:
     def calls(self, method: str) -> list[Recorded]:
         return [r for r in self.server.requests if r.path.endswith("/" + method)]
 
-    def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[Recorded]:
+    def wait_for(self, method: str, count: int = 1, timeout: float = WAIT) -> list[Recorded]:
+        """The calls of `method` once there are at least `count` of them (polled, not slept on)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.calls(method)
@@ -59,8 +66,15 @@ class FakeSlack:
             time.sleep(0.02)
         raise AssertionError(f"expected {count} {method} calls, saw {len(self.calls(method))}")
 
-    def settle(self, seconds: float = 0.5) -> None:
-        time.sleep(seconds)
+
+def drain(app: App) -> None:
+    """Return once every listener the app has started, acks and lazy answers alike, has finished.
+
+    Bolt runs them all on the app's one executor, and shutting that down waits for each of them: what
+    the app was going to post has been posted. This proves that nothing more is coming without guessing
+    how long that takes. The app takes no further events, so call it at the end of a test.
+    """
+    app.listener_runner.listener_executor.shutdown(wait=True)
 
 
 @pytest.fixture

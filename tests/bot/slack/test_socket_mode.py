@@ -8,7 +8,7 @@ import pytest
 
 from bot.slack import build_app
 from bot.slack.config import SlackSettings
-from tests.bot.slack.conftest import FakeSlack, event_body, mention, slack_api
+from tests.bot.slack.conftest import WAIT, FakeSlack, event_body, mention, slack_api
 from tests.fakes import FakeServer, Reply
 
 websockets_sync = pytest.importorskip("websockets.sync.server")
@@ -48,7 +48,7 @@ def test_socket_mode_receives_an_event_acks_it_and_answers(pipeline):
         handler = SocketModeHandler(build_app(settings, pipeline), settings.app_token)
         try:
             handler.connect()
-            assert acks.get(timeout=10) == {"envelope_id": "env-1"}
+            assert acks.get(timeout=WAIT) == {"envelope_id": "env-1"}
             post = slack.wait_for("chat.postMessage")[0].body
             assert post["thread_ts"] == "1700000000.000100" and "520 EUR" in post["text"]
         finally:

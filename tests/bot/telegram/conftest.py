@@ -17,6 +17,9 @@ from bot.telegram.config import TelegramSettings
 from tests.fakes import FakeServer, Recorded, Reply
 
 TOKEN = "123456:TEST-token-abcdefghijklmnopqrstuvwxyz"
+# How long a wait for something that must happen may take before the test fails. Reached only on
+# failure, so it is generous: a loaded machine makes the wait longer, never the test wrong.
+WAIT = 60.0
 BOT = {
     "id": 4242,
     "is_bot": True,
@@ -81,7 +84,8 @@ class FakeBotAPI:
     def calls(self, method: str) -> list[Recorded]:
         return [r for r in self.server.requests if r.path.endswith("/" + method)]
 
-    async def wait_for(self, method: str, count: int = 1, timeout: float = 20.0) -> list[Recorded]:
+    async def wait_for(self, method: str, count: int = 1, timeout: float = WAIT) -> list[Recorded]:
+        """The calls of `method` once there are at least `count` of them (polled, not slept on)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.calls(method)
@@ -168,6 +172,11 @@ async def start(application) -> None:
 
 
 async def stop(application) -> None:
+    """Stop polling, then the Application, which first finishes every update it has fetched.
+
+    Application.stop() joins its update queue, and each update is marked done only once its handlers
+    have run: after this, whatever the bot was going to send for the updates so far has been sent.
+    """
     if application.updater.running:
         await application.updater.stop()
     await application.stop()

@@ -1,0 +1,59 @@
+"""The extractive answerer (core/extractive.py) on the demo knowledge base: it quotes, calls no model."""
+
+from core.answers import Turn
+from tests.core.conftest import COMPOUND, PUBLIC, quotes_of
+
+
+def test_price_question_is_answered_with_a_quote_from_the_price_list(extractive):
+    answer = extractive.answer("How much is a solid oak kitchen front?", PUBLIC)
+    assert answer.kind == "answered" and answer.reason is None
+    first = quotes_of(answer)[0]
+    assert first.document == "price-list.md" and "240 EUR per m²" in first.text
+    assert first.caption == "Price list › Kitchen fronts · fragment 2 of 7"
+    assert answer.answerer == "extractive" and answer.model_calls == 0
+
+
+def test_instalments_are_refused_by_the_extractive_answerer(extractive):
+    answer = extractive.answer("Do you offer instalment plans?", PUBLIC)
+    assert answer.kind == "refused" and answer.reason in ("no_match", "not_found")
+    assert answer.statements == ()
+
+
+def test_compound_question_quotes_several_documents_on_the_extractive_path(extractive):
+    answer = extractive.answer(COMPOUND, PUBLIC)
+    documents = {q.document for q in quotes_of(answer)}
+    assert answer.answered
+    assert {"price-list.md", "materials-and-finishes.md"} <= documents
+
+
+def test_a_follow_up_is_retrieved_together_with_the_previous_question(extractive):
+    history = [Turn("How much is a solid oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
+    answer = extractive.answer("and how heavy is that?", PUBLIC, history)
+    assert "oak worktop" in answer.standalone_question
+    assert any("17.7 kg" in q.text or "53 kg" in q.text for q in quotes_of(answer))
+
+
+def test_a_new_self_contained_question_in_a_conversation_is_not_joined_to_the_old_one(extractive):
+    history = [Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")]
+    answer = extractive.answer("warranty on hinges?", PUBLIC, history)
+    assert answer.standalone_question == "warranty on hinges?"
+    assert "2 years" in quotes_of(answer)[0].text
+
+
+def test_a_new_question_with_an_it_is_not_joined_to_the_previous_topic(extractive):
+    history = [Turn("Do you sell gift vouchers?", "Gift vouchers are available for any amount.")]
+    answer = extractive.answer("What does it cost to carry a wardrobe up to the 4th floor?", PUBLIC, history)
+    assert answer.standalone_question == "What does it cost to carry a wardrobe up to the 4th floor?"
+    assert not any("voucher" in q.text.lower() for q in quotes_of(answer))
+
+
+def test_switching_topics_the_other_way_is_not_joined_either(extractive):
+    history = [Turn("What does it cost to carry a wardrobe up to the 4th floor?", "…")]
+    answer = extractive.answer("and do you sell gift vouchers?", PUBLIC, history)
+    assert answer.standalone_question == "and do you sell gift vouchers?"
+
+
+def test_a_follow_up_with_no_topic_of_its_own_is_joined(extractive):
+    history = [Turn("How much is a solid oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
+    for follow_up in ("and how heavy is a 3 m one?", "what about walnut?", "and how much is delivery for that?"):
+        assert extractive.answer(follow_up, PUBLIC, history).standalone_question.startswith("How much is a solid oak")
