@@ -123,13 +123,20 @@ def test_recommend_prefers_refusing_every_out_of_domain_question():
     assert recommend(rows) == rows[2]
 
 
-def test_demo_quality_stays_above_the_recorded_floors(local_embedder):
-    """The regression gate: the demo gold set must not drop below evals/demo-floors.json."""
-    floors = json.loads((REPO / "evals" / "demo-floors.json").read_text(encoding="utf-8"))
-    questions = load_questions(REPO / "evals" / "demo.jsonl")
+@pytest.mark.parametrize(
+    ("questions_file", "knowledge", "floors_file"),
+    [
+        ("demo.jsonl", REPO / "knowledge", "demo-floors.json"),
+        ("policies.jsonl", REPO / "evals" / "policies" / "knowledge", "policies-floors.json"),
+    ],
+)
+def test_quality_stays_above_the_recorded_floors(local_embedder, questions_file, knowledge, floors_file):
+    """The regression gate: each gold set must not drop below its evals/*-floors.json."""
+    floors = json.loads((REPO / "evals" / floors_file).read_text(encoding="utf-8"))
+    questions = load_questions(REPO / "evals" / questions_file)
     assert len(questions) >= 80
     assert sum(q.expect == "answer" for q in questions) >= 50 and sum(q.expect == "refuse" for q in questions) >= 30
-    m = evaluate(questions, Settings(knowledge_dir=REPO / "knowledge"), embedder=local_embedder).metrics()
+    m = evaluate(questions, Settings(knowledge_dir=knowledge), embedder=local_embedder).metrics()
     failures = [
         f"{name} {m[name]:.3f} < floor {floors[name]}"
         for name in ("hit_at_5", "correct_rate", "refusal_rate", "out_of_domain_refusal_rate")
