@@ -68,6 +68,7 @@ class KnowledgeBase:
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
         self._searcher: Searcher | None = None
         self._synced_at = 0.0
+        self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
 
     @property
@@ -89,6 +90,7 @@ class KnowledgeBase:
                 self._holding = False
             self._reload_if_stale()
             self._synced_at = time.monotonic()
+            self.last_sync = time.time()
             return report
 
     def _reload_if_stale(self) -> Searcher:

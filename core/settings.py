@@ -37,6 +37,7 @@ class Settings:
     # ISO codes of the languages questions may be asked in; () = any. The embedded model reads English.
     question_languages: tuple[str, ...] = ("en",)
     max_document_mb: float = 10.0  # a bigger file fails with a reason before it is read (see README)
+    review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -81,6 +82,14 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{name} must be between {low} and {high}, not {raw}.")
         return value
 
+    def days(name: str, default: int, low: int, high: int) -> int:
+        raw = text(name)
+        if not raw:
+            return default
+        if not raw.isdigit() or not low <= int(raw) <= high:
+            raise ConfigError(f"{name} must be a whole number of days from {low} to {high:,}, not {raw!r}.")
+        return int(raw)
+
     def choice(name: str, default: str, options: tuple[str, ...]) -> str:
         value = text(name, default).lower() or default
         if value not in options:
@@ -104,6 +113,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         llm_deadline=number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
         resync_seconds=number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
         max_document_mb=number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
+        review_days=days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
     )
     languages = text("VERBATIM_QUESTION_LANGUAGES", "en" if settings.embedder == "local" else "any").lower()
     codes = tuple(code.strip() for code in languages.split(",") if code.strip())

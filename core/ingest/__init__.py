@@ -2,9 +2,9 @@
 
 `sync(folder, index, embedder)` reads new and changed files with the reader for their
 suffix, cuts them into fragments, embeds only the fragments whose text is new (per-fragment
-hashes), stages them in batches and swaps each document in one transaction; removed files
-are dropped. A folder that can't be listed changes nothing; a file over the size limit fails
-before it is read.
+hashes), stages them in batches and swaps each document in one transaction; a removed file's
+fragments are dropped and its register row kept, marked `removed`. A folder that can't be
+listed changes nothing; a file over the size limit fails before it is read.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -213,6 +213,7 @@ def sync(
         except DocumentError as exc:
             _fail(index, report, rel, data, str(exc))
             continue
+        doc = replace(doc, modified=_modified(file))
         del data  # a big document is held once, as fragments, from here on
         report.embedded += _put(index, doc, embedder, listener)
         if previous and previous.state != "failed":
@@ -246,6 +247,14 @@ def _read(file: Path, limit: int) -> bytes:
             "split it or raise the limit"
         )
     return data
+
+
+def _modified(file: Path) -> str:
+    """The file's modification date (UTC, ISO), for a review clock when the document names no `as_of`."""
+    try:
+        return time.strftime("%Y-%m-%d", time.gmtime(file.stat().st_mtime))
+    except OSError:
+        return ""
 
 
 def _size(file: Path) -> int:

@@ -40,6 +40,7 @@ class Document:
     size: int
     meta: dict[str, str] = field(default_factory=dict)
     meta_sha256: str = ""  # of the sidecar and defaults files that added metadata ("" when none)
+    modified: str = ""  # the file's modification date (ISO), when it was read: the review clock without `as_of`
 
 
 def sha256_of(data: bytes) -> str:

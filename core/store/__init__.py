@@ -47,6 +47,45 @@ class KnownDocument:
 
 
 @dataclass(frozen=True)
+class DocumentRecord:
+    """One row of the provenance register: a document the index has seen, and what became of it.
+
+    `state` is `queued`, `indexing`, `indexed`, `failed` (with `error`) or `removed`; only
+    `indexed` documents (and one being re-indexed, until its new version is swapped in) are searched.
+    """
+
+    path: str
+    state: str
+    title: str = ""
+    audience: str = "internal"
+    owner: str | None = None
+    as_of: str | None = None  # as the document's metadata gives it
+    source: str | None = None
+    licence: str | None = None
+    review_every: str | None = None  # as the metadata gives it (`180d`, `6 months`, `never`)
+    sha256: str = ""  # of the original file
+    size: int = 0
+    error: str | None = None
+    fragments: int = 0
+    indexed_at: str | None = None  # UTC, when the current version was swapped in
+    modified: str | None = None  # the file's date when it was read (ISO)
+
+
+@dataclass(frozen=True)
+class Unreferenced:
+    """What the index holds that nothing refers to (see `verbatim sweep`)."""
+
+    orphan_fragments: int = 0  # fragments and their vectors whose document row is gone
+    unindexed_fragments: int = 0  # fragments kept for a document that is removed or failed
+    stale_batches: int = 0  # staged fragments of an indexing run that died (no one is indexing that document)
+    removed: tuple[str, ...] = ()  # register rows of removed documents
+
+    @property
+    def fragments(self) -> int:
+        return self.orphan_fragments + self.unindexed_fragments + self.stale_batches
+
+
+@dataclass(frozen=True)
 class Entry:
     """One run-log row, as `verbatim log` shows it."""
 
@@ -61,6 +100,24 @@ class Entry:
     answerer: str
     timings: dict[str, float]
     feedback: str
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One run-log row with what the gap report reads: retrieved fragments, timings, feedback counts."""
+
+    id: str
+    at: str  # ISO 8601 UTC, e.g. 2026-01-31T09:15:00Z
+    surface: str
+    question: str
+    standalone_question: str  # what was searched: a follow-up joined with its context
+    kind: str
+    reason: str | None
+    statements: list[dict[str, Any]]
+    fragments: tuple[tuple[int, float], ...]  # (fragment id, score) of each retrieved hit, best first
+    timings: dict[str, float]
+    up: int = 0
+    down: int = 0
 
 
 class IndexStore(Protocol):
@@ -119,9 +176,23 @@ class IndexStore(Protocol):
         """Record a document that can't be read; its old fragments stop being quoted."""
         ...
 
-    def remove(self, paths: Sequence[str]) -> None: ...
+    def remove(self, paths: Sequence[str]) -> None:
+        """Documents gone from the folder: their fragments go, their register rows stay, marked `removed`."""
+        ...
 
     def failures(self) -> dict[str, str]: ...
+
+    def register(self) -> list[DocumentRecord]:
+        """Every document the index has seen, removed and failed ones included, by path."""
+        ...
+
+    def unreferenced(self) -> Unreferenced:
+        """Fragments, vectors and rows that nothing refers to; nothing is changed."""
+        ...
+
+    def drop_unreferenced(self) -> Unreferenced:
+        """Delete what `unreferenced` finds, in one transaction; what was deleted."""
+        ...
 
     def stats(self) -> tuple[int, float, int]:
         """Fragment count, mean and max length in characters."""
@@ -149,6 +220,10 @@ class RunLogStore(Protocol):
 
     def tail(self, n: int = 10) -> list[Entry]: ...
 
+    def since(self, at: str) -> list[Logged]:
+        """Every entry logged at or after `at` (ISO 8601 UTC), oldest first, with its feedback counts."""
+        ...
+
 
 class StateStore(Protocol):
     """The bots' memory that must outlive a restart and be shared by every process on the store."""
@@ -165,6 +240,15 @@ class StateStore(Protocol):
 
     def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
         """0 and a slot used when `key` made fewer than `limit` requests in `window` s; else the wait."""
+        ...
+
+    def stamped(self, key: str) -> float | None:
+        """When `key` was last claimed (seconds since the epoch); None when never."""
+        ...
+
+    def claim(self, key: str, every: float, now: float) -> bool:
+        """True, and `key` stamped `now`, when it was never claimed or last claimed `every` s before `now`
+        or earlier; one process wins when several ask at once."""
         ...
 
 

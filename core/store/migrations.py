@@ -75,10 +75,53 @@ def _m003_staged_fragments(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE fragments ADD COLUMN staged INTEGER NOT NULL DEFAULT 0")
 
 
+def _m004_provenance_register(db: sqlite3.Connection) -> None:
+    """The register: a `removed` state (the row stays, its fragments go), licence, review period, the file's date.
+
+    SQLite can't change a CHECK constraint in place, so the table is rebuilt the documented way:
+    foreign keys off (or dropping it would cascade to every fragment), copy, drop, rename.
+    """
+    db.commit()
+    db.execute("PRAGMA foreign_keys = OFF")  # a no-op inside a transaction, hence the commit above
+    try:
+        db.executescript(
+            """
+            BEGIN;
+            DROP TABLE IF EXISTS documents_new;
+            CREATE TABLE documents_new (
+                id INTEGER PRIMARY KEY,
+                path TEXT NOT NULL UNIQUE,
+                title TEXT NOT NULL DEFAULT '',
+                audience TEXT NOT NULL DEFAULT 'internal',
+                owner TEXT, as_of TEXT, source TEXT,
+                sha256 TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'indexing', 'indexed', 'failed', 'removed')),
+                error TEXT,
+                indexed_at TEXT,
+                meta_sha256 TEXT NOT NULL DEFAULT '',
+                licence TEXT,
+                review_every TEXT,
+                modified TEXT
+            );
+            INSERT INTO documents_new (id, path, title, audience, owner, as_of, source, sha256, size, state, error,
+                                       indexed_at, meta_sha256)
+                SELECT id, path, title, audience, owner, as_of, source, sha256, size, state, error,
+                       indexed_at, meta_sha256 FROM documents;
+            DROP TABLE documents;
+            ALTER TABLE documents_new RENAME TO documents;
+            COMMIT;
+            """
+        )
+    finally:
+        db.execute("PRAGMA foreign_keys = ON")
+
+
 INDEX_MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_fragment_hashes_pages_generation,
     _m003_staged_fragments,
+    _m004_provenance_register,
 ]
 
 
@@ -130,4 +173,15 @@ def _m002_bot_state(db: sqlite3.Connection) -> None:
     )
 
 
-RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state]
+def _m003_report_reads(db: sqlite3.Connection) -> None:
+    """The gap report reads entries by time and feedback by answer; the weekly digest keeps its last run."""
+    db.executescript(
+        """
+        CREATE INDEX entries_by_time ON entries(at);
+        CREATE INDEX feedback_by_answer ON feedback(answer_id);
+        CREATE TABLE stamps (key TEXT PRIMARY KEY, at REAL NOT NULL);
+        """
+    )
+
+
+RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state, _m003_report_reads]

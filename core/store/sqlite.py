@@ -27,7 +27,17 @@ import numpy as np
 from core.answers import REFUSED_TURN, Answer, Statement, Turn
 from core.errors import IndexCorrupt, IndexFileError, RunLogError
 from core.retrieval import Corpus, Fragment
-from core.store import INDEX_FILE, RUNLOG_FILE, Entry, KnownDocument, conversation_hash
+from core.review import dated
+from core.store import (
+    INDEX_FILE,
+    RUNLOG_FILE,
+    DocumentRecord,
+    Entry,
+    KnownDocument,
+    Logged,
+    Unreferenced,
+    conversation_hash,
+)
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate
 
 if TYPE_CHECKING:
@@ -67,22 +77,33 @@ def _set_aside(path: Path) -> Path:
 def _damage(path: Path) -> str | None:
     """Why the SQLite file at `path` can't be trusted, read afresh from disk (not a connection's cache); None if sound.
 
+    Cheap on purpose (the header, page 1 and the small meta table, whatever the index's size):
+    it runs at every resync, and `PRAGMA quick_check` reads every page (minutes on a cold
+    100,000-fragment index). Damage deeper in the file surfaces as an error on the next read,
+    which the knowledge base turns into a resync and a rebuild.
+
     Only SQLite opens the file: closing any other handle on it would drop this process's POSIX
     locks on it, and another process could then checkpoint and delete the -wal under us.
     """
     try:
-        if os.stat(path).st_size == 0:
+        size = os.stat(path).st_size
+        if size == 0:
             return "is empty (truncated)"
         probe = sqlite3.connect(path)  # a fresh connection: no cached pages, every page read from disk
         try:
-            verdict = probe.execute("PRAGMA quick_check").fetchall()[0][0]
+            page_size = probe.execute("PRAGMA page_size").fetchone()[0]
+            pages = probe.execute("PRAGMA page_count").fetchone()[0]
+            probe.execute("SELECT count(*) FROM meta").fetchone()
         finally:
             probe.close()
     except sqlite3.DatabaseError as exc:
         return f"is damaged ({exc})"
     except OSError as exc:
         return f"can't be read ({exc.strerror})"
-    return None if verdict == "ok" else f"is damaged ({verdict})"
+    wal = Path(f"{path}-wal")
+    if pages * page_size > size and not (wal.exists() and wal.stat().st_size):
+        return f"is shorter than its own pages ({size:,} of {pages * page_size:,} bytes: truncated)"
+    return None
 
 
 class SQLiteIndex:
@@ -96,9 +117,13 @@ class SQLiteIndex:
             self.db = sqlite3.connect(path, check_same_thread=False)
             self.db.execute("PRAGMA foreign_keys = ON")
             self.db.execute("PRAGMA journal_mode = WAL")
-            if self.db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("quick_check failed")
             migrate(self.db, INDEX_MIGRATIONS)
+            # Not `PRAGMA quick_check`: it reads every page, seconds to minutes at 100,000 fragments, on
+            # every CLI call and bot start. The header and meta table are checked; deeper damage surfaces
+            # as an error on the first read, which rebuilds the index the same way.
+            damage = _damage(path)
+            if damage:
+                raise sqlite3.DatabaseError(damage)
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"The index file {path} is damaged ({exc}).") from exc
         except OSError as exc:
@@ -132,7 +157,7 @@ class SQLiteIndex:
         """Reopen the file when it was deleted, replaced or damaged since it was opened; True when it did.
 
         A damaged file is moved aside and a fresh, empty index started with a notice; the
-        caller's next sync fills it. Cheap when nothing happened: a stat, a header, a quick_check.
+        caller's next sync fills it. Cheap when nothing happened: a stat, the header and the meta table.
         """
         with self._lock:
             now = _identity(self.path)
@@ -186,7 +211,10 @@ class SQLiteIndex:
     def known(self) -> dict[str, KnownDocument]:
         with self._lock:
             try:
-                rows = self.db.execute("SELECT path, sha256, meta_sha256, state, error FROM documents").fetchall()
+                # A removed document's row is history for the register; to a sync it is as if never seen.
+                rows = self.db.execute(
+                    "SELECT path, sha256, meta_sha256, state, error FROM documents WHERE state != 'removed'"
+                ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
         return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
@@ -267,17 +295,20 @@ class SQLiteIndex:
             self.db.execute("UPDATE fragments SET staged = 0 WHERE document_id = ?", (doc_id,))
             self.db.execute(
                 "UPDATE documents SET title = ?, audience = ?, owner = ?, as_of = ?, source = ?, sha256 = ?, "
-                "meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = datetime('now') "
-                "WHERE id = ?",
+                "meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = datetime('now'), "
+                "licence = ?, review_every = ?, modified = ? WHERE id = ?",
                 (
                     document.title,
                     document.audience,
-                    meta.get("owner"),
-                    meta.get("as_of"),
-                    meta.get("source"),
+                    meta.get("owner") or None,
+                    meta.get("as_of") or None,
+                    meta.get("source") or None,
                     document.sha256,
                     document.meta_sha256,
                     document.size,
+                    meta.get("licence") or meta.get("license") or None,
+                    meta.get("review_every") or None,
+                    document.modified or None,
                     doc_id,
                 ),
             )
@@ -308,9 +339,14 @@ class SQLiteIndex:
     def fail(self, path: str, sha256: str, size: int, reason: str) -> None:
         with self._lock, self.db:
             # A document that no longer parses stops being quoted: its old text is not what the file says.
-            self.db.execute("DELETE FROM documents WHERE path = ?", (path,))
+            # Its row stays (owner, title, source: the register still says whose it is).
             self.db.execute(
-                "INSERT INTO documents (path, sha256, size, state, error) VALUES (?, ?, ?, 'failed', ?)",
+                "DELETE FROM fragments WHERE document_id = (SELECT id FROM documents WHERE path = ?)", (path,)
+            )
+            self.db.execute(
+                "INSERT INTO documents (path, sha256, size, state, error) VALUES (?, ?, ?, 'failed', ?) "
+                "ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size, state = 'failed', "
+                "error = excluded.error, meta_sha256 = '', indexed_at = NULL",
                 (path, sha256, size, reason),
             )
             self._bump()
@@ -318,13 +354,64 @@ class SQLiteIndex:
     def remove(self, paths: Sequence[str]) -> None:
         if not paths:
             return
+        rows = [(p,) for p in paths]
         with self._lock, self.db:
-            self.db.executemany("DELETE FROM documents WHERE path = ?", [(p,) for p in paths])
+            self.db.executemany(
+                "DELETE FROM fragments WHERE document_id = (SELECT id FROM documents WHERE path = ?)", rows
+            )
+            self.db.executemany(
+                "UPDATE documents SET state = 'removed', error = NULL, indexed_at = NULL WHERE path = ?", rows
+            )
             self._bump()
 
     def failures(self) -> dict[str, str]:
         with self._lock:
             return dict(self.db.execute("SELECT path, error FROM documents WHERE state = 'failed' ORDER BY path"))
+
+    def register(self) -> list[DocumentRecord]:
+        with self._lock:
+            try:
+                rows = self.db.execute(
+                    "SELECT d.path, d.state, d.title, d.audience, d.owner, d.as_of, d.source, d.licence, "
+                    "d.review_every, d.sha256, d.size, d.error, "
+                    "(SELECT count(*) FROM fragments f WHERE f.document_id = d.id AND f.staged = 0), "
+                    "d.indexed_at, d.modified FROM documents d ORDER BY d.path"
+                ).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
+        return [DocumentRecord(*row) for row in rows]
+
+    # What nothing refers to: fragments of no document, of a removed or failed one, and batches staged
+    # for a document another process has since swapped in (that run's commit would fail anyway).
+    # A document still `indexing` is left alone: its batches may be another process's work in progress.
+    _ORPHANS = "FROM fragments WHERE document_id NOT IN (SELECT id FROM documents)"
+    _UNINDEXED = (
+        "FROM fragments WHERE document_id IN (SELECT id FROM documents WHERE state IN ('removed', 'failed', 'queued'))"
+    )
+    _STALE_BATCHES = (
+        "FROM fragments WHERE staged != 0 AND document_id IN (SELECT id FROM documents WHERE state = 'indexed')"
+    )
+
+    def _unreferenced(self) -> Unreferenced:
+        def count(where: str) -> int:
+            return int(self.db.execute(f"SELECT count(*) {where}").fetchone()[0])
+
+        removed = tuple(
+            r[0] for r in self.db.execute("SELECT path FROM documents WHERE state = 'removed' ORDER BY path")
+        )
+        return Unreferenced(count(self._ORPHANS), count(self._UNINDEXED), count(self._STALE_BATCHES), removed)
+
+    def unreferenced(self) -> Unreferenced:
+        with self._lock:
+            return self._unreferenced()
+
+    def drop_unreferenced(self) -> Unreferenced:
+        with self._lock, self.db:
+            found = self._unreferenced()
+            for where in (self._ORPHANS, self._UNINDEXED, self._STALE_BATCHES):
+                self.db.execute(f"DELETE {where}")
+            self.db.execute("DELETE FROM documents WHERE state = 'removed'")
+        return found
 
     def stats(self) -> tuple[int, float, int]:
         with self._lock:
@@ -340,8 +427,13 @@ class SQLiteIndex:
             try:
                 rows = self.db.execute(
                     "SELECT f.id, d.path, d.title, d.audience, f.section, f.position, f.of, f.text, f.vector, d.id, "
-                    "f.page FROM fragments f JOIN documents d ON d.id = f.document_id WHERE f.staged = 0 "
-                    "ORDER BY d.path, f.position"
+                    "f.page, d.as_of, d.modified, d.review_every FROM fragments f "
+                    "JOIN documents d ON d.id = f.document_id "
+                    # Only indexed documents are quoted; one being re-indexed keeps its last indexed version
+                    # (its live fragments) until the new one is swapped in. Removed and failed ones have none.
+                    "WHERE f.staged = 0 AND d.state IN ('indexed', 'indexing') "
+                    # Public rows first: the public scope is then a slice of the matrix, not a copy of it.
+                    "ORDER BY d.audience != 'public', d.path, f.position"
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
@@ -349,7 +441,10 @@ class SQLiteIndex:
             matrix = np.frombuffer(b"".join(r[8] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         except ValueError as exc:
             raise IndexCorrupt(f"The index file {self.path} holds vectors of the wrong size.") from exc
-        fragments = tuple(Fragment(r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[10]) for r in rows)
+        fragments = tuple(
+            Fragment(r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[10], dated(r[11], r[12]), r[13])
+            for r in rows
+        )
         return Corpus(
             ids=np.array([r[0] for r in rows], dtype=np.int64),
             fragments=fragments,
@@ -504,6 +599,34 @@ class SQLiteLog:
             for r in reversed(rows)
         ]
 
+    def since(self, at: str) -> list[Logged]:
+        with self._reading():
+            rows = self.db.execute(
+                "SELECT e.id, e.at, e.surface, e.question, coalesce(e.standalone_question, e.question), e.kind, "
+                "e.reason, e.statements, e.fragments, e.timings, "
+                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'up'), "
+                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'down') "
+                "FROM entries e WHERE e.at >= ? ORDER BY e.at, e.rowid",
+                (at,),
+            ).fetchall()
+        return [
+            Logged(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                json.loads(r[7]),
+                tuple((int(f), float(score)) for f, score in json.loads(r[8])),
+                json.loads(r[9]),
+                r[10],
+                r[11],
+            )
+            for r in rows
+        ]
+
     # --- bot state ----------------------------------------------------------------------------
 
     def _sweep(self, now: float) -> None:
@@ -555,6 +678,20 @@ class SQLiteLog:
                 self.db.execute("ROLLBACK")
                 raise
         return max(wait, 0.0)
+
+    def stamped(self, key: str) -> float | None:
+        with self._reading():
+            row = self.db.execute("SELECT at FROM stamps WHERE key = ?", (key,)).fetchone()
+        return float(row[0]) if row else None
+
+    def claim(self, key: str, every: float, now: float) -> bool:
+        with self._writing():
+            # One statement decides and stamps, so two processes asking at once can't both win.
+            changed = self.db.execute(
+                "INSERT INTO stamps VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET at = excluded.at WHERE stamps.at <= ?",
+                (key, now, now - every),
+            ).rowcount
+        return changed == 1
 
     def close(self) -> None:
         self.db.close()

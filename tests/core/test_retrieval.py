@@ -79,3 +79,20 @@ def test_public_scope_never_sees_internal_documents_on_the_demo_kb(settings, loc
     assert hits and all(h.fragment.audience == "public" for h in hits)
     staff = base.retrieve("what discount can sales staff give without approval", SCOPES["internal"]).hits
     assert staff[0].fragment.title == "Discount authority and supplier terms"
+
+
+def test_a_narrowed_scope_is_a_view_of_the_matrix_not_a_copy(tmp_path, write_kb, fake_embedder):
+    kb = write_kb(
+        {
+            "a-staff.md": "---\naudience: internal\n---\n# Staff\n\nStaff may give 5% discount on fronts.",
+            "b-prices.md": "---\naudience: public\n---\n# Prices\n\nOak fronts cost 185 EUR per m2.",
+            "c-staff.md": "---\naudience: internal\n---\n# More staff\n\nSuppliers are paid in 30 days.",
+            "d-care.md": "---\naudience: public\n---\n# Care\n\nOil an oak worktop twice a year.",
+        }
+    )
+    base = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data"), fake_embedder)
+    searcher = base.searcher
+    _, public, _ = searcher._view(SCOPES["public"])
+    assert np.shares_memory(public, searcher.corpus.matrix) and len(public) == 2
+    hits = base.retrieve("oak fronts discount suppliers", SCOPES["public"], floor=-1.0).hits
+    assert {h.fragment.document for h in hits} == {"b-prices.md", "d-care.md"}

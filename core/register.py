@@ -1,0 +1,179 @@
+"""The provenance register: every document the index has seen, what needs attention, what nothing refers to.
+
+`read_register(settings)` reads the store without changing it (a file in the folder that was
+never indexed shows as `queued`) and lists what needs a person: failed documents, documents
+past their review date, documents with no owner, and no public document while a public
+surface is configured. `sweep_data(settings, apply)` finds what nothing refers to (fragments
+and vectors of no indexed document, rows of removed documents, damaged index copies moved
+aside as `*.corrupt-*`) and removes it only when asked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from core.errors import KnowledgeError
+from core.review import dated, parse_date, parse_period, review_due
+from core.settings import Settings
+from core.store import INDEX_FILE, DocumentRecord, Unreferenced, open_store
+
+STATES = ("queued", "indexing", "indexed", "failed", "removed")
+AttentionKind = Literal["failed", "past_review", "no_owner", "bad_metadata", "no_public_document"]
+
+
+@dataclass(frozen=True)
+class Attention:
+    """One thing a person should look at; `detail` is the reason, the due date or the surfaces concerned."""
+
+    kind: AttentionKind
+    document: str  # the document's path; "" for the folder as a whole
+    detail: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "document": self.document, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class RegisterStatus:
+    """The register as `verbatim status` shows it."""
+
+    documents: tuple[DocumentRecord, ...]
+    attention: tuple[Attention, ...]
+    review_days: int  # VERBATIM_REVIEW_DAYS (0: only documents with their own `review_every` are reviewed)
+    review_dates: dict[str, str] = field(default_factory=dict)  # path → ISO due date, for those that have one
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Documents per state (every state, zeros included), and fragments searched."""
+        counts = Counter(d.state for d in self.documents)
+        totals = {state: counts.get(state, 0) for state in STATES}
+        totals["documents"] = len(self.documents)
+        totals["fragments"] = sum(d.fragments for d in self.documents if d.state in ("indexed", "indexing"))
+        return totals
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "documents": [{**vars(d), "review_due": self.review_dates.get(d.path)} for d in self.documents],
+            "totals": self.totals,
+            "attention": [a.to_json() for a in self.attention],
+            "review_days": self.review_days,
+        }
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What `verbatim sweep` found (and, with `applied`, removed)."""
+
+    index: Unreferenced
+    corrupt_files: tuple[str, ...]  # names in the data folder
+    applied: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.index.fragments or self.index.removed or self.corrupt_files)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "orphan_fragments": self.index.orphan_fragments,
+            "unindexed_fragments": self.index.unindexed_fragments,
+            "stale_batches": self.index.stale_batches,
+            "removed_documents": list(self.index.removed),
+            "corrupt_files": list(self.corrupt_files),
+            "applied": self.applied,
+        }
+
+
+def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today: date | None = None) -> RegisterStatus:
+    """The register of `settings.data_dir` against `settings.knowledge_dir`; nothing is created or changed.
+
+    `public_surfaces` names the configured surfaces that answer the public (e.g. a Telegram bot);
+    with any, a folder without an indexed public document needs attention.
+    """
+    records: list[DocumentRecord] = []
+    if (settings.data_dir / INDEX_FILE).is_file():
+        store = open_store(settings.data_dir)
+        try:
+            records = store.index.register()
+        finally:
+            store.close()
+    records.extend(_never_indexed(settings.knowledge_dir, {r.path for r in records if r.state != "removed"}))
+    records.sort(key=lambda r: r.path)
+    today = today or date.today()
+    attention: list[Attention] = []
+    due_dates: dict[str, str] = {}
+    for record in records:
+        if record.state == "failed":
+            attention.append(Attention("failed", record.path, record.error or "failed"))
+        if record.state not in ("indexed", "indexing"):
+            continue
+        since = dated(record.as_of, record.modified)
+        due = review_due(since, record.review_every, settings.review_days)
+        if due is not None:
+            due_dates[record.path] = due.isoformat()
+            if today > due:
+                attention.append(Attention("past_review", record.path, due.isoformat()))
+        if not (record.owner or "").strip():
+            attention.append(Attention("no_owner", record.path))
+        attention.extend(_unreadable_metadata(record))
+    if public_surfaces and not any(r.state in ("indexed", "indexing") and r.audience == "public" for r in records):
+        attention.append(Attention("no_public_document", "", ", ".join(public_surfaces)))
+    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates)
+
+
+def _never_indexed(folder: Path, registered: set[str]) -> list[DocumentRecord]:
+    """Files in the folder the register has no row for: queued for the next sync."""
+    from core.ingest import find_files  # the readers load only when a folder is looked at
+
+    try:
+        files = find_files(folder)
+    except KnowledgeError:
+        return []  # a missing folder is the index's business, not the register's
+    out = []
+    for file in files:
+        rel = file.relative_to(folder).as_posix()
+        if rel not in registered:
+            out.append(DocumentRecord(rel, "queued", size=_size(file)))
+    return out
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+def _unreadable_metadata(record: DocumentRecord) -> list[Attention]:
+    found = []
+    if record.as_of and parse_date(record.as_of) is None:
+        found.append(Attention("bad_metadata", record.path, f"as_of {record.as_of!r} is not a date such as 2026-10-01"))
+    if record.review_every:
+        try:
+            parse_period(record.review_every)
+        except ValueError as exc:
+            found.append(Attention("bad_metadata", record.path, str(exc)))
+    return found
+
+
+def sweep_data(settings: Settings, apply: bool = False) -> Leftovers:
+    """What nothing refers to in the data folder; removed only with `apply`. A missing folder holds nothing."""
+    data = settings.data_dir
+    if not data.is_dir():
+        return Leftovers(Unreferenced(), (), applied=apply)
+    corrupt = sorted(p for p in data.glob("*.corrupt-*") if p.is_file())
+    index = Unreferenced()
+    if (data / INDEX_FILE).is_file():
+        store = open_store(data)
+        try:
+            index = store.index.drop_unreferenced() if apply else store.index.unreferenced()
+        finally:
+            store.close()
+    if apply:
+        for path in corrupt:
+            path.unlink(missing_ok=True)
+    return Leftovers(index, tuple(p.name for p in corrupt), applied=apply)
