@@ -38,6 +38,12 @@ def render(answer: Answer, color: bool = False, width: int = 88) -> str:
             lines.append(s("2", f"     📄 {part.text}"))
         elif part.kind == "note":
             lines.append(s("2;33" if shown.style == "answer" else "2", f"   ({part.text})"))
+        elif part.kind == "calculation":
+            lines.append(s("1", f"   {part.text}"))
+        elif part.kind in ("source", "assumption"):
+            text = f"{'📄' if part.kind == 'source' else '↳'} {part.text}"
+            wrapped = textwrap.wrap(text, width - 5, initial_indent="     ", subsequent_indent="       ")
+            lines.extend(s("2", piece) for piece in wrapped)
         else:
             lines.extend(textwrap.wrap(part.text, width, initial_indent="   ", subsequent_indent="   "))
     if answer.reason == "error" and answer.error:  # the operator at the terminal may see why

@@ -59,12 +59,49 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class FigureInput:
+    """A calculation input that points at a figure (`"310 EUR"`) in the quote of retrieved fragment `fragment`."""
+
+    fragment: int
+    figure: str
+
+
+@dataclass(frozen=True)
+class StatedInput:
+    """A calculation input the question itself states (`"3 m"`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """Something a calculation had to assume, and why; never shown as a quoted fact."""
+
+    text: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"text": self.text, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A calculation an answerer proposes: an expression over named inputs, checked by code before it is shown."""
+
+    name: str
+    expression: str
+    inputs: tuple[tuple[str, FigureInput | StatedInput], ...]
+    assumptions: tuple[Assumption, ...] = ()
+
+
+@dataclass(frozen=True)
 class Draft:
     """An answerer's reply before verification."""
 
     found: bool
     claims: tuple[Claim, ...] = ()
     model_calls: int = 0
+    calculations: tuple[Proposal, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +116,8 @@ class Quote:
     position: int
     of: int
     page: int | None = None
+    as_of: str | None = None  # ISO date the document speaks for (its `as_of`, else the file's date)
+    stale: bool = False  # the document was past its review date when this was answered
 
     @property
     def caption(self) -> str:
@@ -96,6 +135,8 @@ class Quote:
             data["position"],
             data["of"],
             data.get("page"),
+            data.get("as_of"),
+            bool(data.get("stale", False)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -109,6 +150,8 @@ class Quote:
             "page": self.page,
             "caption": self.caption,
             "fragment_id": self.fragment_id,
+            "as_of": self.as_of,
+            "stale": self.stale,
         }
 
 
@@ -131,6 +174,55 @@ class Statement:
 
 
 @dataclass(frozen=True)
+class CalculationInput:
+    """One input of a checked calculation: its figure as the code read it, and the quote it stands in.
+
+    `quote` is None for a quantity the question states.
+    """
+
+    name: str
+    figure: str  # the value with its unit as read: "310 EUR per m", "3 m", "40%"
+    quote: Quote | None
+
+    def to_json(self) -> dict[str, Any]:
+        source: dict[str, Any] = (
+            {"question": True} if self.quote is None else {"caption": self.quote.caption, "quote": self.quote.text}
+        )
+        if self.quote is not None:
+            source["fragment_id"] = self.quote.fragment_id
+        return {"name": self.name, "figure": self.figure, **source}
+
+
+@dataclass(frozen=True)
+class Calculation:
+    """A calculation computed by code from verified figures: `shown` is the expression with the figures in it."""
+
+    name: str
+    expression: str
+    shown: str  # "3 m × 310 EUR per m"
+    inputs: tuple[CalculationInput, ...]
+    result: str  # "930.00": money always with its cents
+    unit: str  # "EUR", "EUR per m", "m", "%", or "" for a plain number
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def result_text(self) -> str:
+        """The result with its unit, as a statement may cite it."""
+        return f"{self.result} {self.unit}".strip()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "expression": self.expression,
+            "shown": self.shown,
+            "inputs": [i.to_json() for i in self.inputs],
+            "result": self.result,
+            "unit": self.unit,
+            "assumptions": [a.to_json() for a in self.assumptions],
+        }
+
+
+@dataclass(frozen=True)
 class Answer:
     """The outcome of one question: answered with verified quotes, or refused with a reason."""
 
@@ -149,6 +241,8 @@ class Answer:
     error: str = ""  # for reason "error": one sentence for the operator (never a key); chat users see an apology
     language: str = ""  # for reason "language": the ISO code the question seems to be written in
     languages: tuple[str, ...] = ()  # for reason "language": the codes questions may be asked in
+    calculations: tuple[Calculation, ...] = ()  # computed by code from verified quotes and the question
+    calculations_dropped: int = 0  # proposed calculations that failed their checks
 
     @property
     def answered(self) -> bool:
@@ -163,6 +257,8 @@ class Answer:
             "reason": self.reason,
             "statements": [s.to_json() for s in self.statements],
             "discarded": self.discarded,
+            "calculations": [c.to_json() for c in self.calculations],
+            "calculations_dropped": self.calculations_dropped,
             "retrieved": [
                 {
                     "fragment_id": h.fragment_id,

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ class GoldQuestion:
     audience: str = "public"
     category: str = ""
     pages: tuple[int, ...] = ()  # for paged documents: a quote from one of these pages is required
+    result: str = ""  # an expected calculation result ("540.00"): some calculation shown must come to it
+    unit: str = ""  # and its unit ("EUR"), when given
 
 
 def load_questions(path: Path) -> list[GoldQuestion]:
@@ -78,6 +81,15 @@ def load_questions(path: Path) -> list[GoldQuestion]:
             raise QuestionFileError(f'{where}: "pages" must be a list of page numbers.')
         if expect == "answer" and not lists["documents"]:
             raise QuestionFileError(f'{where}: an answerable question needs "documents".')
+        result, unit = data.get("result", ""), data.get("unit", "")
+        if not isinstance(result, str) or not isinstance(unit, str):
+            raise QuestionFileError(f'{where}: "result" and "unit" must be strings, e.g. "540.00" and "EUR".')
+        try:
+            expected = Decimal(result) if result else None
+        except InvalidOperation:
+            raise QuestionFileError(f'{where}: "result" {result!r} is not a number.') from None
+        if expected is not None and expect != "answer":
+            raise QuestionFileError(f'{where}: only an answerable question can expect a calculation "result".')
         qid = str(data.get("id") or f"line-{number}")
         if qid in seen:
             raise QuestionFileError(f"{where}: the id {qid!r} is used twice.")
@@ -90,6 +102,8 @@ def load_questions(path: Path) -> list[GoldQuestion]:
                 audience=audience,
                 category=str(data.get("category", "")),
                 pages=tuple(pages),
+                result=result,
+                unit=unit,
                 **lists,
             )
         )
@@ -108,6 +122,7 @@ class Outcome:
     correct: bool
     unverified_shown: int
     hit_before_floor: bool = False  # an expected fragment among the top 5 with no floor at all
+    calculation_right: bool = False  # for a gold question with a "result": a calculation shown comes to it
 
     @property
     def verdict(self) -> str:
@@ -136,14 +151,19 @@ def judge(gold: GoldQuestion, answer: Answer) -> Outcome:
         1 for q in quotes if locate(q.text, by_id.get(q.fragment_id, ""), ignore_spaces=q.page is not None) is None
     )
     shown = " ".join(q.text for q in quotes if q.document in gold.documents)
+    calculated = bool(gold.result) and any(
+        Decimal(c.result) == Decimal(gold.result) and (not gold.unit or c.unit == gold.unit)
+        for c in answer.calculations
+    )
     correct = (
         gold.expect == "answer"
+        and (calculated or not gold.result)
         and answer.answered
         and any(q.document in gold.documents for q in quotes)
         and all(needle.lower() in shown.lower() for needle in gold.quote_contains)
         and (not gold.pages or any(q.page in gold.pages for q in quotes if q.document in gold.documents))
     )
-    return Outcome(gold, answer, hit, correct, unverified)
+    return Outcome(gold, answer, hit, correct, unverified, calculation_right=calculated)
 
 
 @dataclass
@@ -155,6 +175,7 @@ class Report:
         answerable = [o for o in self.outcomes if o.gold.expect == "answer"]
         refusable = [o for o in self.outcomes if o.gold.expect == "refuse"]
         out_of_domain = [o for o in refusable if o.gold.category == "out_of_domain"]
+        calculating = [o for o in self.outcomes if o.gold.result]
 
         def rate(items: list[Outcome], test: Callable[[Outcome], bool]) -> float:
             return round(sum(1 for o in items if test(o)) / len(items), 4) if items else 0.0
@@ -179,6 +200,8 @@ class Report:
             "refusal_rate": rate(refusable, lambda o: not o.answer.answered),
             "out_of_domain_refusal_rate": rate(out_of_domain, lambda o: not o.answer.answered),
             "refusal_reasons": dict(Counter(o.answer.reason or "answered" for o in refusable)),
+            "calculations": len(calculating),
+            "calculation_right_rate": rate(calculating, lambda o: o.calculation_right),
             "unverified_quotes_shown": sum(o.unverified_shown for o in self.outcomes),
             "model_calls": sum(o.answer.model_calls for o in self.outcomes),
             "latency_ms": latency,

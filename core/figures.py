@@ -179,3 +179,30 @@ def unquoted(statement: str, quotes: Iterable[str]) -> list[str]:
         return []
     held = values(quotes)
     return [f.text for f in stated if not any(reading <= held for reading in f.readings)]
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number as it stands in a text (read by `numbers`): its span, its value, whether it is a percentage."""
+
+    start: int
+    end: int
+    value: Decimal
+    percent: bool
+
+
+def numbers(text: str) -> list[Number]:
+    """The numbers written in digits in `text` (already NFKC-folded by `prepare`), read one way: as whole figures."""
+    found: list[Number] = []
+    for m in _NUMBER.finditer(text):
+        whole = _decimal(m["digits"])
+        if whole is None:
+            continue
+        scale = _SCALES[m["scale"].lower()] if m["scale"] else 1
+        found.append(Number(m.start(), m.end(), whole * scale, bool(m["percent"])))
+    return found
+
+
+def prepare(text: str) -> str:
+    """The form figures are read in: NFKC (`m²` → `m2`, full-width digits → ASCII)."""
+    return _prepare(text)

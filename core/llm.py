@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from core.answers import Claim, Draft, Turn, standalone
+from core.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
+from core.calculations import MAX_ASSUMPTIONS, MAX_INPUTS
 from core.errors import AnswererError
 from core.http import HTTPFailure, auth_headers, post_json
 from core.retrieval import Hit
@@ -33,9 +34,17 @@ Rules:
   character from that fragment: one contiguous passage, 8 to 300 characters, never joined from two places.
 - Answer in the language of the question; keep statements short.
 
+- Never do arithmetic yourself. When the question asks for a total, a product or a percentage, add a
+  calculation: an expression over named inputs (+ - * /, parentheses, min, max, round(x), round(x, 2), the
+  literals 0 and 1), each input a figure copied from a fragment you quote, or a quantity the question states.
+  Code computes and checks it; list what you had to assume, each with its reason.
+
 Reply with one JSON object and nothing else:
-{"found": true, "statements": [{"text": "<statement>", "fragment": <n>, "quote": "<exact words from fragment n>"}]}
-or {"found": false, "statements": []}"""
+{"found": true, "statements": [{"text": "<statement>", "fragment": <n>, "quote": "<exact words from fragment n>"}],
+ "calculations": [{"name": "<what it computes>", "expression": "length * price",
+   "inputs": {"length": {"question": "3 m"}, "price": {"fragment": <n>, "figure": "310 EUR per running metre"}},
+   "assumptions": [{"text": "<assumption>", "reason": "<why>"}]}]}
+or {"found": false, "statements": []}. "calculations" is optional."""
 
 REWRITE_PROMPT = """Rewrite the user's last question as one standalone question that can be understood without the
 conversation, keeping every detail it refers to. Do not answer it. Reply with JSON: {"question": "..."}"""
@@ -44,6 +53,7 @@ conversation, keeping every detail it refers to. Do not answer it. Reply with JS
 # a huge body or thousands of claims; a real answer is a few kilobytes and a handful of claims.
 MAX_REPLY_BYTES = 1_000_000
 MAX_CLAIMS = 20
+MAX_CALCULATIONS = 5  # more are ignored; each is checked by core.calculations, which caps inputs and assumptions
 DEFAULT_DEADLINE = 45.0
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -85,7 +95,7 @@ def parse_draft(content: str, max_claims: int = MAX_CLAIMS) -> Draft:
         for pair in pairs:
             if len(claims) == max_claims:
                 log.warning("the answering model proposed more than %d quotes; the rest are ignored", max_claims)
-                return Draft(found=found, claims=tuple(claims))
+                return Draft(found=found, claims=tuple(claims), calculations=parse_calculations(data))
             if not isinstance(pair, dict):
                 raise ValueError("a quote is not an object")
             try:
@@ -93,7 +103,55 @@ def parse_draft(content: str, max_claims: int = MAX_CLAIMS) -> Draft:
             except (TypeError, ValueError):
                 number = 0  # an uncitable statement is discarded by the verifier, not fatal
             claims.append(Claim(text, number, str(pair.get("quote", ""))))
-    return Draft(found=found and bool(claims), claims=tuple(claims))
+    return Draft(found=found and bool(claims), claims=tuple(claims), calculations=parse_calculations(data))
+
+
+def _calculation(item: Any) -> Proposal:
+    """One proposed calculation; ValueError when it is not the documented shape."""
+    if not isinstance(item, dict) or not isinstance(item.get("expression"), str):
+        raise ValueError("a calculation has no expression")
+    raw_inputs = item.get("inputs")
+    if not isinstance(raw_inputs, dict) or len(raw_inputs) > MAX_INPUTS + 1:
+        raise ValueError("a calculation's inputs are not a small object")
+    inputs: list[tuple[str, FigureInput | StatedInput]] = []
+    for key, source in raw_inputs.items():
+        if isinstance(source, dict) and isinstance(source.get("question"), str):
+            inputs.append((str(key), StatedInput(source["question"])))
+        elif isinstance(source, dict) and isinstance(source.get("figure"), str):
+            try:
+                number = int(source.get("fragment", 0))
+            except (TypeError, ValueError):
+                number = 0  # refused by the check, with its reason
+            inputs.append((str(key), FigureInput(number, source["figure"])))
+        else:
+            raise ValueError(f"the input {key!r} is neither a quoted figure nor a quantity from the question")
+    raw_assumptions = item.get("assumptions") or []
+    if not isinstance(raw_assumptions, list) or len(raw_assumptions) > MAX_ASSUMPTIONS + 1:
+        raise ValueError("a calculation's assumptions are not a short list")
+    assumptions = tuple(
+        Assumption(str(a.get("text", "")), str(a.get("reason", "")))
+        if isinstance(a, dict)
+        else Assumption(str(a), "")  # no reason: the check refuses it
+        for a in raw_assumptions
+    )
+    return Proposal(str(item.get("name", "")), item["expression"], tuple(inputs), assumptions)
+
+
+def parse_calculations(data: dict[str, Any]) -> tuple[Proposal, ...]:
+    """The reply's proposed calculations, the first few; a malformed one is dropped, not fatal."""
+    raw = data.get("calculations") or []
+    if not isinstance(raw, list):
+        log.warning("the answering model's 'calculations' is not a list; ignored")
+        return ()
+    if len(raw) > MAX_CALCULATIONS:
+        log.warning("the answering model proposed more than %d calculations; the rest are ignored", MAX_CALCULATIONS)
+    proposals: list[Proposal] = []
+    for item in raw[:MAX_CALCULATIONS]:
+        try:
+            proposals.append(_calculation(item))
+        except ValueError as exc:
+            log.warning("a proposed calculation was malformed and is ignored: %s", exc)
+    return tuple(proposals)
 
 
 class LLMAnswerer:
@@ -202,7 +260,7 @@ class LLMAnswerer:
                 problem = str(exc)
                 log.warning("the answering model's reply was malformed: %s", problem)
                 continue
-            return Draft(draft.found, draft.claims, model_calls=calls)
+            return Draft(draft.found, draft.claims, model_calls=calls, calculations=draft.calculations)
         raise AnswererError(f"The answering model's reply was malformed three times ({problem}).", calls)
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:

@@ -6,10 +6,11 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from core.answers import Answer, Draft, Reason, Statement, Turn
+from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn
+from core.calculations import backing, check_all, shown_only
 from core.embeddings import Embedder
 from core.errors import AnswererError, VerbatimError
 from core.extractive import ExtractiveAnswerer
@@ -17,6 +18,7 @@ from core.knowledge import KnowledgeBase, clean_question
 from core.language import detect
 from core.quotes import verify
 from core.retrieval import Hit
+from core.review import date_quotes
 from core.settings import Settings
 from core.store import RunLogStore, Store
 
@@ -60,6 +62,8 @@ class Verdict:
     error: str = ""
     language: str = ""
     languages: tuple[str, ...] = ()
+    calculations: tuple[Calculation, ...] = ()
+    calculations_dropped: int = 0
 
 
 def decide(
@@ -68,7 +72,8 @@ def decide(
     hits: Sequence[Hit],
     timings: dict[str, float] | None = None,
 ) -> Verdict:
-    """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification."""
+    """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification
+    (with the calculations checked against the verified quotes)."""
     timings = {} if timings is None else timings
     if not hits:
         return Verdict("no_match")  # barrier 1: nothing to improvise from, so no model is called
@@ -78,11 +83,23 @@ def decide(
     if not draft.found:
         return Verdict("not_found", model_calls=draft.model_calls)  # barrier 2
     mark = time.perf_counter()
-    statements, discarded = verify(draft.claims, list(hits))
+    # Calculations are checked against the quotes that verify, then statements may cite their results;
+    # a calculation whose quotes are not all shown goes, and what cited it is checked again without it.
+    calculations, dropped = check_all(draft.calculations, draft.claims, hits, question)
+    while True:
+        backed = [text for c in calculations for text in backing(c)]
+        statements, discarded = verify(draft.claims, list(hits), backed)
+        shown = {(q.fragment_id, q.text) for s in statements for q in s.quotes}
+        kept = shown_only(calculations, shown)
+        if len(kept) == len(calculations):
+            break
+        dropped += len(calculations) - len(kept)
+        calculations = kept
     timings["verify"] = (time.perf_counter() - mark) * 1000
     if not statements:
         return Verdict("unverified", discarded=discarded, model_calls=draft.model_calls)  # barrier 3
-    return Verdict(None, tuple(statements), discarded, draft.model_calls)
+    verdict = Verdict(None, tuple(statements), discarded, draft.model_calls)
+    return replace(verdict, calculations=tuple(calculations), calculations_dropped=dropped)
 
 
 def build_answer(
@@ -115,6 +132,8 @@ def build_answer(
         error=verdict.error,
         language=verdict.language,
         languages=verdict.languages,
+        calculations=verdict.calculations,
+        calculations_dropped=verdict.calculations_dropped,
     )
 
 
@@ -175,6 +194,9 @@ class Pipeline:
                 timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
                 hits = retrieval.hits
                 verdict = decide(self.answerer, standalone, hits, timings)
+                # Dated here, not in decide(): whether a document is past review depends on today and settings.
+                dated = date_quotes(verdict.statements, hits, self.settings.review_days)
+                verdict = replace(verdict, statements=dated)
         except VerbatimError as exc:
             # Our own errors carry their sentence; the traceback is for whoever debugs.
             log.error("answering failed: %s", exc)

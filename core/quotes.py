@@ -10,6 +10,7 @@ match one by one, and what is shown is always the source's own span.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from core.answers import Claim, Quote, Statement
 from core.figures import unquoted
@@ -70,11 +71,13 @@ def locate(quote: str, source: str, ignore_spaces: bool = False) -> str | None:
     return source[where[start] : where[start + len(needle) - 1] + 1]
 
 
-def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement], int]:
+def verify(claims: tuple[Claim, ...], hits: list[Hit], calculated: Sequence[str] = ()) -> tuple[list[Statement], int]:
     """Statements whose quote verifies in the fragment it cites; and how many quotes failed.
 
     A statement is only as good as its quote, so a failed quote takes its statement with it; so
-    does a figure the statement states that its quote does not hold (counted as discarded too).
+    does a figure the statement states that its quote does not hold (counted as discarded too),
+    unless it is the result of a checked calculation (`calculated`: "930.00 EUR", and the
+    question's own figures that calculation used).
     """
     statements: list[Statement] = []
     discarded = 0
@@ -89,7 +92,7 @@ def verify(claims: tuple[Claim, ...], hits: list[Hit]) -> tuple[list[Statement],
             discarded += 1
             continue
         text = " ".join(claim.text.split()) or span
-        if unquoted(text, (span,)):
+        if unquoted(text, (span, *calculated)):
             discarded += 1  # "Everything is free." beside a genuine quote: the statement says more than it
             continue
         if (hit.fragment_id, span) in seen:

@@ -12,9 +12,11 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
-from core.answers import Claim, Draft
+from core.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
+from core.calculations import Amount, CalculationRefused, Unit, check_all, evaluate
 from core.errors import AnswererError, VerbatimError
 from core.fakes import ScriptedAnswerer, WordEmbedder
 from core.knowledge import SCOPES, KnowledgeBase
@@ -148,6 +150,46 @@ def check_unquoted_figure_drops_its_statement(b: Bench) -> str | None:
     return None if ok else f"kept {kept} with {discarded} discarded"
 
 
+DELIVERY = "Delivery within 15 km costs 40 EUR."
+
+
+def _calculation(b: Bench, *inputs: tuple[str, str]) -> tuple[list[Calculation], int]:
+    """Checks the first pair's expression over the named figures: a figure in EUR is quoted, the rest asked."""
+    hits = b.hits("oak fronts cost per m2 delivery within 15 km")
+    oak = next(i for i, h in enumerate(hits, 1) if "Oak fronts" in h.fragment.text)
+    fee = next(i for i, h in enumerate(hits, 1) if "Delivery within" in h.fragment.text)
+    claims = (Claim(OAK, oak, OAK), Claim(DELIVERY, fee, DELIVERY))
+    sources = tuple(
+        (name, StatedInput(figure) if "EUR" not in figure else FigureInput(oak if "185" in figure else fee, figure))
+        for name, figure in inputs[1:]
+    )
+    proposal = Proposal("total", inputs[0][1], sources)
+    return check_all((proposal,), claims, hits, "how much are 2 m2 of oak fronts with delivery")
+
+
+def check_calculation_from_verified_figures(b: Bench) -> str | None:
+    done, refused = _calculation(
+        b, ("", "area * price + fee"), ("area", "2 m2"), ("price", "185 EUR per m²"), ("fee", "40 EUR")
+    )
+    ok = not refused and [(c.result, c.unit) for c in done] == [("410.00", "EUR")]
+    return None if ok else f"got {[(c.result, c.unit) for c in done]} with {refused} refused"
+
+
+def check_wrong_input_pointer_is_refused(b: Bench) -> str | None:
+    # 158 is not in the oak quote (185 is): the input points at a figure its quote does not hold.
+    done, refused = _calculation(b, ("", "area * price"), ("area", "2 m2"), ("price", "158 EUR per m²"))
+    return None if not done and refused == 1 else "a figure that is not in its quote was used"
+
+
+def check_money_times_money_is_refused(b: Bench) -> str | None:
+    done, refused = _calculation(b, ("", "price * fee"), ("price", "185 EUR per m²"), ("fee", "40 EUR"))
+    try:
+        evaluate("a * b", {"a": Amount(Decimal(2), Unit(money="EUR")), "b": Amount(Decimal(3), Unit(money="EUR"))})
+    except CalculationRefused:
+        return None if not done and refused == 1 else "money × money was computed in an answer"
+    return "the evaluator computed money × money"
+
+
 def check_floor_cuts_distant_matches(b: Bench) -> str | None:
     return None if b.hits("capital of france population") == [] else "an unrelated question retrieved fragments"
 
@@ -242,6 +284,9 @@ CHECKS: list[tuple[str, Callable[..., str | None], bool]] = [
     ("typographic variants pass", check_typographic_variants_pass, False),
     ("shown quote is the document's own text", check_shown_quote_is_the_documents_text, False),
     ("statement with an unquoted figure is dropped", check_unquoted_figure_drops_its_statement, False),
+    ("calculation from verified figures is computed", check_calculation_from_verified_figures, False),
+    ("calculation input not in its quote is refused", check_wrong_input_pointer_is_refused, False),
+    ("money × money is refused", check_money_times_money_is_refused, False),
     ("floor cuts distant matches", check_floor_cuts_distant_matches, False),
     ("per-document cap", check_per_document_cap, True),
     ("no answerer call below the floor", check_no_model_call_below_floor, False),

@@ -96,6 +96,10 @@ def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
             blocks.append(_context(f"📄 {escape(part.text)}"))
         elif part.kind == "note":
             blocks.append(_context(f"⚠️ {escape(part.text)}"))
+        elif part.kind == "calculation":
+            blocks.extend(_section(f"*{escape(part.text)}*"))
+        elif part.kind in ("source", "assumption"):
+            blocks.append(_context(f"{'📄' if part.kind == 'source' else '↳'} {escape(part.text)}"))
         else:
             blocks.extend(_section(escape(part.text)))
     return blocks, escape(shown.plain)

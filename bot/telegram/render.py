@@ -39,6 +39,10 @@ def pieces(answer: Answer) -> list[Piece]:
             out.extend([Piece(f"📄 {part.text}", "<i>", "</i>"), Piece("\n\n")])
         elif part.kind == "note":
             out.append(Piece(f"⚠️ {part.text}", "<i>", "</i>"))
+        elif part.kind == "calculation":
+            out.extend([Piece(part.text, "<b>", "</b>"), Piece("\n")])
+        elif part.kind in ("source", "assumption"):
+            out.extend([Piece(f"{'📄' if part.kind == 'source' else '↳'} {part.text}", "<i>", "</i>"), Piece("\n")])
         else:
             out.append(Piece(part.text + "\n"))
     return out

@@ -1,0 +1,493 @@
+"""Calculations computed by code from verified figures: the evaluator, and the checks on its inputs.
+
+An answerer may propose `price * length`; only this module computes it. Every input is a figure
+read from a verified quote (its unit read from the quote's own words, not from the answerer's)
+or a quantity the question states. The expression is parsed with `ast` and walked against a
+whitelist: `+ - * /`, unary minus, parentheses, `min`, `max`, `round(x)`, `round(x, 2)` and the
+literals 0 and 1. Nothing is ever passed to `eval`. Arithmetic is `Decimal`; money is rounded
+half-even to cents. Units are checked as the figures combine: no mixed currencies, no money ×
+money, no number ÷ money, no money + plain number, and a price per unit needs a quantity in
+that unit (EUR per m × m → EUR).
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal, DecimalException, localcontext
+
+from core.answers import Calculation, CalculationInput, Claim, FigureInput, Proposal, Quote
+from core.figures import numbers, prepare
+from core.quotes import locate
+from core.retrieval import Hit
+
+log = logging.getLogger(__name__)
+
+MAX_CALCULATIONS = 5  # per answer
+MAX_INPUTS = 8
+MAX_ASSUMPTIONS = 8
+MAX_EXPRESSION = 300  # characters
+MAX_NODES = 64
+MAX_DEPTH = 12
+MAX_MAGNITUDE = Decimal(10) ** 12  # no price list holds more; anything beyond is a runaway expression
+_CENTS = {"JPY": 0, "KRW": 0}  # currencies without minor units; the rest have cents
+
+
+class CalculationRefused(ValueError):
+    """Raised when a proposed calculation fails a check; the message says which and why."""
+
+
+# --- units ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A figure's unit: money (`EUR`), a measure (`m`), a rate per measure (`EUR per m`), a percentage, or none."""
+
+    money: str = ""
+    measure: str = ""
+    per: str = ""
+    percent: bool = False
+
+    @property
+    def plain(self) -> bool:
+        return self == Unit()
+
+    @property
+    def is_quantity(self) -> bool:
+        """A measure with nothing per it: `3 m`, `30 km`."""
+        return bool(self.measure) and not self.money and not self.per
+
+    def __str__(self) -> str:
+        if self.percent:
+            return "%"
+        head = self.money or _SHOWN.get(self.measure, self.measure)
+        return f"{head} per {_SHOWN_PER.get(self.per, self.per)}" if self.per else head
+
+
+_CURRENCIES = {"eur": "EUR", "euro": "EUR", "euros": "EUR", "€": "EUR", "usd": "USD", "$": "USD", "gbp": "GBP"}
+_CURRENCIES |= {"£": "GBP", "chf": "CHF", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN", "jpy": "JPY"}
+_MEASURE_WORDS = {
+    "m2": ["m2", "sqm", "sq m", "square metre", "square metres", "square meter", "square meters"],
+    "m3": ["m3", "cubic metre", "cubic metres", "cubic meter", "cubic meters"],
+    "km": ["km", "kilometre", "kilometres", "kilometer", "kilometers"],
+    "cm": ["cm", "centimetre", "centimetres"],
+    "mm": ["mm", "millimetre", "millimetres"],
+    "m": ["m", "metre", "metres", "meter", "meters", "running metre", "running metres", "running meter"],
+    "m ": ["running meters", "linear metre", "linear metres"],
+    "kg": ["kg", "kilo", "kilos", "kilogram", "kilograms"],
+    "h": ["h", "hr", "hrs", "hour", "hours"],
+    "day": ["day", "days", "working day", "working days"],
+    "week": ["week", "weeks"],
+    "month": ["month", "months"],
+    "year": ["year", "years"],
+    "floor": ["floor", "floors", "storey", "storeys"],
+}
+_MEASURES = {alias: unit.strip() for unit, aliases in _MEASURE_WORDS.items() for alias in aliases}
+_SHOWN = {"m2": "m²", "m3": "m³", "day": "days", "week": "weeks", "month": "months", "year": "years", "floor": "floors"}
+_SHOWN_PER = {"m2": "m²", "m3": "m³"}
+
+_CUR = "|".join(re.escape(c) for c in sorted(_CURRENCIES, key=len, reverse=True))
+_MEAS = "|".join(re.escape(m).replace(r"\ ", r"\s+") for m in sorted(_MEASURES, key=len, reverse=True))
+_AFTER = re.compile(
+    rf"\s*(?:(?P<cur>{_CUR})(?![A-Za-z])|(?P<measure>(?<=[\d\s]){_MEAS})(?![A-Za-z0-9]))?"
+    rf"(?:\s*(?:(?:per|a|an)\s+|/\s*)(?P<per>{_MEAS})(?![A-Za-z0-9]))?",
+    re.IGNORECASE,
+)
+_AGAIN = re.compile(r"\s+per\b", re.IGNORECASE)  # "45 EUR per hour per fitter": a rate with a second condition
+_BEFORE = re.compile(rf"(?:^|[^A-Za-z])(?P<cur>{_CUR})\s?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure as read from a text: its value (a percentage as a fraction), its unit, its own words."""
+
+    value: Decimal
+    unit: Unit
+    text: str  # "310 EUR per running metre", as the text writes it
+    written: Decimal  # the number as written (40 for 40 %), for showing
+    start: int
+    end: int
+    qualified: bool = False  # a second "per"/"each" follows ("45 EUR per hour per fitter"): not a simple rate
+
+
+def read_figures(text: str) -> list[Reading]:
+    """The figures of `text` with the unit its own words give each one."""
+    text = prepare(text)
+    readings: list[Reading] = []
+    for number in numbers(text):
+        if number.percent:
+            unit = Unit(percent=True)
+            value = number.value / 100
+            end = number.end
+            qualified = False
+        else:
+            after = _AFTER.match(text, number.end)
+            before = _BEFORE.search(text[max(0, number.start - 6) : number.start])
+            currency = (after and after["cur"]) or (before and before["cur"]) or ""
+            money = _CURRENCIES.get(currency.lower(), "") if currency else ""
+            per = _MEASURES.get(_fold(after["per"])) if after and after["per"] else ""
+            measure = _MEASURES.get(_fold(after["measure"])) if after and after["measure"] else ""
+            unit = Unit(money=money, measure=measure or "", per=per or "")
+            value = number.value
+            end = after.end() if after and (after["cur"] or after["per"] or after["measure"]) else number.end
+            qualified = bool(after and after["per"] and _AGAIN.match(text, after.end()))
+        start = number.start
+        if before_match := _BEFORE.search(text[max(0, start - 6) : start]):
+            start -= len(text[max(0, start - 6) : start]) - before_match.start("cur")
+        readings.append(Reading(value, unit, text[start:end].strip(), number.value, start, end, qualified))
+    return readings
+
+
+def _fold(words: str) -> str:
+    return " ".join(words.lower().split())
+
+
+@dataclass(frozen=True)
+class Amount:
+    value: Decimal
+    unit: Unit
+
+
+def _one_figure(spec: str, what: str) -> Reading:
+    found = read_figures(spec)
+    if len(found) != 1:
+        raise CalculationRefused(f"{what} {spec!r} is not one figure")
+    return found[0]
+
+
+def _agrees(said: Unit, read: Unit) -> bool:
+    """Whether the unit an answerer wrote is consistent with the unit the source's words give."""
+    if said.percent != read.percent:
+        return False
+    return all(not mine or mine == theirs for mine, theirs in ((said.money, read.money), (said.per, read.per))) and (
+        not said.measure or said.measure == read.measure
+    )
+
+
+def _find(spec: Reading, readings: Sequence[Reading]) -> list[Reading]:
+    return [r for r in readings if r.value == spec.value and _agrees(spec.unit, r.unit)]
+
+
+# --- the evaluator -----------------------------------------------------------------------------
+
+_SYMBOLS = {ast.Add: "+", ast.Sub: "−", ast.Mult: "×", ast.Div: "÷"}
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2}
+
+
+def parse(expression: str) -> ast.expr:
+    """The expression's tree, after the checks that need no values: size, syntax, the whitelist."""
+    if not expression.strip():
+        raise CalculationRefused("the expression is empty")
+    if len(expression) > MAX_EXPRESSION:
+        raise CalculationRefused(f"the expression is longer than {MAX_EXPRESSION} characters")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise CalculationRefused(f"the expression can't be read ({type(exc).__name__})") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise CalculationRefused(f"the expression has more than {MAX_NODES} parts")
+    _whitelist(tree.body, 1)
+    return tree.body
+
+
+def _whitelist(node: ast.AST, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise CalculationRefused(f"the expression is nested more than {MAX_DEPTH} deep")
+    if isinstance(node, ast.BinOp):
+        if type(node.op) not in _SYMBOLS:
+            raise CalculationRefused(f"the operator {type(node.op).__name__} is not allowed (only + - * /)")
+        _whitelist(node.left, depth + 1)
+        _whitelist(node.right, depth + 1)
+    elif isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, ast.USub):
+            raise CalculationRefused(f"the operator {type(node.op).__name__} is not allowed")
+        _whitelist(node.operand, depth + 1)
+    elif isinstance(node, ast.Call):
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        if name not in ("min", "max", "round") or node.keywords:
+            raise CalculationRefused("only min, max and round may be called")
+        if name == "round":
+            if not 1 <= len(node.args) <= 2:
+                raise CalculationRefused("round takes round(x) or round(x, 2)")
+            if len(node.args) == 2 and not _is_literal(node.args[1], 2):
+                raise CalculationRefused("round takes round(x) or round(x, 2)")
+            _whitelist(node.args[0], depth + 1)
+        else:
+            if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args):
+                raise CalculationRefused(f"{name} needs two or more values")
+            for arg in node.args:
+                _whitelist(arg, depth + 1)
+    elif isinstance(node, ast.Name):
+        if node.id.startswith("_"):
+            raise CalculationRefused(f"the name {node.id!r} is not allowed")
+    elif isinstance(node, ast.Constant):
+        if not (_is_literal(node, 0) or _is_literal(node, 1)):
+            raise CalculationRefused(f"the literal {node.value!r} is not allowed: every figure must be an input")
+    elif isinstance(node, ast.Attribute):
+        raise CalculationRefused("attribute access is not allowed")
+    else:
+        raise CalculationRefused(f"{type(node).__name__} is not allowed in a calculation")
+
+
+def _is_literal(node: ast.AST, value: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == value
+
+
+def _bounded(amount: Amount) -> Amount:
+    if abs(amount.value) > MAX_MAGNITUDE:
+        raise CalculationRefused("a value grew beyond any price in the documents")
+    return amount
+
+
+def _add(a: Amount, b: Amount, sign: int) -> Amount:
+    value = a.value + sign * b.value
+    if a.unit == b.unit:
+        return Amount(value, a.unit)
+    if {a.unit.plain, b.unit.percent} == {True} or {b.unit.plain, a.unit.percent} == {True}:
+        return Amount(value, Unit())  # 1 - 5 %: percentages are fractions
+    if a.unit.money and b.unit.money and a.unit.money != b.unit.money:
+        raise CalculationRefused(f"mixed currencies: {a.unit.money} and {b.unit.money}")
+    if (a.unit.money and b.unit.plain) or (b.unit.money and a.unit.plain):
+        raise CalculationRefused("money plus or minus a plain number")
+    raise CalculationRefused(f"{a.unit or 'a plain number'} and {b.unit or 'a plain number'} can't be added")
+
+
+def _multiply(a: Amount, b: Amount) -> Amount:
+    value = a.value * b.value
+    if a.unit.money and b.unit.money:
+        raise CalculationRefused("money times money")
+    if a.unit.percent and b.unit.percent:
+        raise CalculationRefused("a percentage times a percentage")
+    for x, y in ((a, b), (b, a)):
+        if y.unit.plain or y.unit.percent:
+            return Amount(value, x.unit)
+    for x, y in ((a, b), (b, a)):
+        if x.unit.per and y.unit.is_quantity:
+            if x.unit.per != y.unit.measure:
+                wanted = Unit(measure=x.unit.per)
+                raise CalculationRefused(f"a price {x.unit} needs a quantity in {wanted}, not {y.unit}")
+            return Amount(value, Unit(money=x.unit.money, measure=x.unit.measure))
+    raise CalculationRefused(f"{a.unit} times {b.unit} has no meaning here")
+
+
+def _divide(a: Amount, b: Amount) -> Amount:
+    if b.value == 0:
+        raise CalculationRefused("division by zero")
+    value = a.value / b.value
+    if b.unit.money:
+        if not a.unit.money:
+            raise CalculationRefused("a number divided by money")
+        if a.unit.money != b.unit.money:
+            raise CalculationRefused(f"mixed currencies: {a.unit.money} and {b.unit.money}")
+        if a.unit.per != b.unit.per:
+            raise CalculationRefused(f"{a.unit} divided by {b.unit}")
+        return Amount(value, Unit())
+    if b.unit.plain or b.unit.percent:
+        return Amount(value, a.unit)
+    if b.unit.is_quantity and not a.unit.per and not a.unit.percent and not a.unit.plain:
+        return Amount(value, Unit(money=a.unit.money, measure=a.unit.measure, per=b.unit.measure))
+    raise CalculationRefused(f"{a.unit or 'a plain number'} divided by {b.unit}")
+
+
+def _round(amount: Amount, places: int) -> Amount:
+    return Amount(amount.value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN), amount.unit)
+
+
+def _same_units(values: list[Amount], name: str) -> Unit:
+    units = {v.unit for v in values}
+    if len(units) != 1:
+        raise CalculationRefused(f"{name} of figures in different units")
+    return units.pop()
+
+
+def _evaluate(node: ast.expr, env: Mapping[str, Amount]) -> Amount:
+    if isinstance(node, ast.BinOp):
+        a, b = _evaluate(node.left, env), _evaluate(node.right, env)
+        if isinstance(node.op, ast.Add | ast.Sub):
+            return _bounded(_add(a, b, 1 if isinstance(node.op, ast.Add) else -1))
+        if isinstance(node.op, ast.Mult):
+            return _bounded(_multiply(a, b))
+        return _bounded(_divide(a, b))
+    if isinstance(node, ast.UnaryOp):
+        inner = _evaluate(node.operand, env)
+        return Amount(-inner.value, inner.unit)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)  # the whitelist allows nothing else
+        values = [_evaluate(arg, env) for arg in node.args[: 1 if node.func.id == "round" else None]]
+        if node.func.id == "round":
+            return _round(values[0], 2 if len(node.args) == 2 else 0)
+        unit = _same_units(values, node.func.id)
+        pick = min if node.func.id == "min" else max
+        return Amount(pick(v.value for v in values), unit)
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            raise CalculationRefused(f"the name {node.id!r} is not one of the inputs")
+        return env[node.id]
+    assert isinstance(node, ast.Constant)
+    return Amount(Decimal(1 if node.value == 1 else 0), Unit())  # the whitelist allows no other literal
+
+
+def evaluate(expression: str, inputs: Mapping[str, Amount]) -> Amount:
+    """The value of `expression` over named inputs, units checked, money rounded half-even to cents."""
+    tree = parse(expression)
+    with localcontext() as ctx:
+        ctx.prec = 34
+        try:
+            result = _evaluate(tree, inputs)
+        except DecimalException as exc:
+            raise CalculationRefused(f"the arithmetic failed ({type(exc).__name__})") from None
+    if result.unit.money:
+        result = _round(result, _CENTS.get(result.unit.money, 2))
+    elif result.unit.percent:
+        result = Amount(result.value, result.unit)
+    return result
+
+
+def _number(value: Decimal) -> str:
+    return f"{value:,f}"
+
+
+def result_text(amount: Amount) -> str:
+    """The result as JSON carries it: money with its cents, a percentage as written (`5` for 5 %)."""
+    if amount.unit.percent:
+        return f"{(amount.value * 100).normalize():f}"
+    if amount.unit.money:
+        return f"{amount.value:f}"
+    return f"{amount.value.quantize(Decimal('0.0001'), rounding=ROUND_HALF_EVEN).normalize():f}"
+
+
+def show(node: ast.expr, figures: Mapping[str, str], parent: int = 0, right: bool = False) -> str:
+    """The expression as a reader sees it: each name replaced by its figure, × and ÷ for * and /."""
+    if isinstance(node, ast.BinOp):
+        mine = _PRECEDENCE[type(node.op)]
+        text = f"{show(node.left, figures, mine)} {_SYMBOLS[type(node.op)]} {show(node.right, figures, mine, True)}"
+        return f"({text})" if mine < parent or (right and mine == parent) else text
+    if isinstance(node, ast.UnaryOp):
+        return f"−{show(node.operand, figures, 3)}"
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        return f"{node.func.id}({', '.join(show(a, figures) for a in node.args)})"
+    if isinstance(node, ast.Name):
+        return figures.get(node.id, node.id)
+    assert isinstance(node, ast.Constant)
+    return str(node.value)
+
+
+# --- checking a proposal against the verified quotes -----------------------------------------------
+
+
+def _figure_text(reading: Reading) -> str:
+    if reading.unit.percent:
+        return f"{_number(reading.written)}%"
+    return f"{_number(reading.written)} {reading.unit}".strip()
+
+
+def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote]]) -> Calculation:
+    """The checked calculation, or CalculationRefused saying why.
+
+    `quotes` are the verified quotes by the fragment number the answerer cites.
+    """
+    name = " ".join(proposal.name.split())[:80] or "calculation"
+    if not proposal.inputs:
+        raise CalculationRefused("a calculation needs inputs")
+    if len(proposal.inputs) > MAX_INPUTS:
+        raise CalculationRefused(f"more than {MAX_INPUTS} inputs")
+    if len(proposal.assumptions) > MAX_ASSUMPTIONS:
+        raise CalculationRefused(f"more than {MAX_ASSUMPTIONS} assumptions")
+    for assumption in proposal.assumptions:
+        if not assumption.text.strip() or not assumption.reason.strip():
+            raise CalculationRefused("an assumption without its reason")
+    tree = parse(proposal.expression)
+    env: dict[str, Amount] = {}
+    shown: dict[str, str] = {}
+    inputs: list[CalculationInput] = []
+    question_figures = read_figures(question)
+    for key, source in proposal.inputs:
+        if not key.isidentifier() or key.startswith("_") or key in env:
+            raise CalculationRefused(f"the input name {key!r} is not allowed")
+        if isinstance(source, FigureInput):
+            spec = _one_figure(source.figure, f"input {key}:")
+            held = [(q, r) for q in quotes.get(source.fragment, ()) for r in _find(spec, read_figures(q.text))]
+            if not held:
+                raise CalculationRefused(
+                    f"input {key} points at {source.figure!r} in fragment {source.fragment}, "
+                    "whose verified quote does not hold it"
+                )
+            if len({r.unit for _, r in held}) > 1:
+                raise CalculationRefused(f"input {key}: {source.figure!r} stands in its quote with different units")
+            quote, reading = held[0]
+        else:
+            spec = _one_figure(source.text, f"input {key}:")
+            found = _find(spec, question_figures)
+            if not found:
+                raise CalculationRefused(f"input {key}: {source.text!r} is not stated in the question")
+            quote, reading = None, found[0]
+        if abs(reading.value) > MAX_MAGNITUDE:
+            raise CalculationRefused(f"input {key} is larger than any price in the documents")
+        env[key] = Amount(reading.value, reading.unit)
+        shown[key] = _figure_text(reading)
+        inputs.append(CalculationInput(key, shown[key], quote))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in ("min", "max", "round")}
+    missing = used - set(env)
+    if missing:
+        raise CalculationRefused(f"the name {sorted(missing)[0]!r} is not one of the inputs")
+    result = evaluate(proposal.expression, env)
+    return Calculation(
+        name,
+        proposal.expression.strip(),
+        show(tree, shown),
+        tuple(i for i in inputs if i.name in used),
+        result_text(result),
+        str(result.unit),
+        proposal.assumptions,
+    )
+
+
+def verified_quotes(claims: Sequence[Claim], hits: Sequence[Hit]) -> dict[int, list[Quote]]:
+    """The quotes of `claims` that stand verbatim in the fragment each cites, by fragment number."""
+    out: dict[int, list[Quote]] = {}
+    for claim in claims:
+        if not 1 <= claim.fragment <= len(hits):
+            continue
+        hit = hits[claim.fragment - 1]
+        f = hit.fragment
+        span = locate(claim.quote, f.text, ignore_spaces=f.page is not None)
+        if span is not None:
+            quote = Quote(span, hit.fragment_id, f.document, f.title, f.section, f.position, f.of, f.page)
+            if quote not in out.setdefault(claim.fragment, []):
+                out[claim.fragment].append(quote)
+    return out
+
+
+def check_all(
+    proposals: Sequence[Proposal], claims: Sequence[Claim], hits: Sequence[Hit], question: str
+) -> tuple[list[Calculation], int]:
+    """The proposals that pass every check, and how many were refused (each reason is logged)."""
+    quotes = verified_quotes(claims, hits)
+    checked: list[Calculation] = []
+    refused = max(0, len(proposals) - MAX_CALCULATIONS)
+    for proposal in proposals[:MAX_CALCULATIONS]:
+        try:
+            checked.append(check(proposal, question, quotes))
+        except CalculationRefused as exc:
+            refused += 1
+            log.info("calculation %r refused: %s", proposal.name, exc)
+    return checked, refused
+
+
+def shown_only(calculations: Sequence[Calculation], shown: set[tuple[int, str]]) -> list[Calculation]:
+    """The calculations whose quoted inputs are all among the quotes shown (fragment id, text)."""
+    return [
+        c
+        for c in calculations
+        if all(i.quote is None or (i.quote.fragment_id, i.quote.text) in shown for i in c.inputs)
+    ]
+
+
+def backing(calculation: Calculation) -> list[str]:
+    """What a statement citing this calculation may state: its result, and the question's own figures in it."""
+    return [calculation.result_text, *(i.figure for i in calculation.inputs if i.quote is None)]
