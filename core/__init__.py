@@ -4,7 +4,7 @@ The public surface is exactly `__all__`; adapters (`bot/`) import nothing else, 
 keeps it that way. Importing `core` opens no database: the store is opened on first use.
 """
 
-from core.answers import Answer, Quote, Statement, Turn
+from core.answers import Answer, Assumption, Calculation, CalculationInput, Quote, Statement, Turn
 from core.errors import (
     AnswererError,
     ConfigError,
@@ -20,6 +20,18 @@ from core.ingest import FragmentProgress, SyncReport
 from core.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
 from core.language import NAMES as LANGUAGE_NAMES
 from core.pipeline import Pipeline
+from core.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
+from core.report import (
+    Disliked,
+    Gap,
+    Report,
+    Slow,
+    Status,
+    admin_status,
+    build_report,
+    parse_span,
+    recent_gaps,
+)
 from core.retrieval import Fragment, Hit
 from core.selfcheck import run_checks
 from core.settings import Settings, from_env, load_env_file
@@ -31,27 +43,40 @@ __all__ = [
     "SCOPES",
     "Answer",
     "AnswererError",
+    "Assumption",
+    "Attention",
+    "Calculation",
+    "CalculationInput",
     "ConfigError",
+    "Disliked",
     "DocumentError",
     "EmbeddingError",
     "Entry",
     "Fragment",
     "FragmentProgress",
+    "Gap",
     "Hit",
     "IndexCorrupt",
     "KnowledgeBase",
     "KnowledgeError",
+    "Leftovers",
     "Outcome",
     "Pipeline",
     "Quote",
+    "RegisterStatus",
+    "Report",
     "Retrieval",
     "RunLogError",
     "Settings",
+    "Slow",
     "Statement",
+    "Status",
     "Store",
     "SyncReport",
     "Turn",
     "VerbatimError",
+    "admin_status",
+    "build_report",
     "clean_question",
     "conversation_hash",
     "evaluate",
@@ -59,8 +84,12 @@ __all__ = [
     "load_env_file",
     "load_questions",
     "open_store",
+    "parse_span",
+    "read_register",
+    "recent_gaps",
     "recommend",
     "run_checks",
     "scope_of",
     "sweep",
+    "sweep_data",
 ]

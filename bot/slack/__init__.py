@@ -51,6 +51,10 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
 def serve(settings: SlackSettings, pipeline: Pipeline) -> None:
     """Run until interrupted: Socket Mode by default, or the HTTP Events API on $SLACK_PORT (or $PORT)."""
     app = build_app(settings, pipeline)
+    if settings.digest_channel:
+        from bot.slack import digest
+
+        digest.start(app.client, pipeline, settings.digest_channel)
     if settings.mode == "http":
         serve_http(app, settings.port)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,6 +17,9 @@ def _placeholder(token: str, prefix: str) -> bool:
     return not rest or (rest.startswith("<") and rest.endswith(">"))
 
 
+_SLACK_ID = re.compile(r"^[A-Z][A-Z0-9]{2,}$")
+
+
 @dataclass(frozen=True)
 class SlackSettings:
     bot_token: str
@@ -25,6 +29,8 @@ class SlackSettings:
     port: int = 3000
     api_url: str = ""
     public_channels: frozenset[str] = frozenset()
+    admin_users: frozenset[str] = frozenset()  # Slack user ids allowed /verbatim
+    digest_channel: str = ""  # where the weekly gap digest goes; "" for none
 
     def __repr__(self) -> str:
         return f"SlackSettings(mode={self.mode!r}, port={self.port}, api_url={self.api_url!r})"
@@ -72,4 +78,9 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
     if api_url and not api_url.endswith("/"):
         api_url += "/"
     channels = frozenset(c.strip() for c in get("SLACK_PUBLIC_CHANNELS").split(",") if c.strip())
-    return SlackSettings(bot_token, mode, app_token, signing_secret, port, api_url, channels)
+    admins = frozenset(u.strip() for u in get("SLACK_ADMIN_USERS").split(",") if u.strip())
+    odd = sorted(u for u in admins if not _SLACK_ID.match(u))
+    if odd:
+        raise ConfigError(f"SLACK_ADMIN_USERS must list Slack user ids such as U0123ABCD, not {', '.join(odd)}.")
+    digest = get("VERBATIM_DIGEST_CHANNEL")  # a channel id (C0123ABCD) or name (#kb-owners): Slack takes both
+    return SlackSettings(bot_token, mode, app_token, signing_secret, port, api_url, channels, admins, digest)

@@ -16,6 +16,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.telegram.admin import Admin
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.handlers import Handlers
 from core import ConfigError, Pipeline, VerbatimError
@@ -47,8 +48,11 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
         base = settings.api_base_url.rstrip("/")
         builder = builder.base_url(base).base_file_url(base.removesuffix("/bot") + "/file/bot")
 
+    admin = Admin(pipeline, settings)
+
     async def post_init(application: Application) -> None:
-        await application.bot.set_my_commands(COMMANDS)
+        await application.bot.set_my_commands(COMMANDS)  # everyone's list: /verbatim is not in it
+        await admin.publish(application.bot, COMMANDS)
 
     application = builder.post_init(post_init).build()
     handlers = Handlers(pipeline, settings)
@@ -64,6 +68,7 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
     application.add_handler(CommandHandler("start", handlers.start, filters=new))
     application.add_handler(CommandHandler("help", handlers.help, filters=new))
     application.add_handler(CommandHandler("ask", handlers.ask_command, filters=new))
+    application.add_handler(CommandHandler("verbatim", admin.command, filters=new))
     application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND & new, handlers.text))
     application.add_handler(CallbackQueryHandler(handlers.feedback, pattern=r"^fb:"))
     application.add_error_handler(handlers.error)

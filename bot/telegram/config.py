@@ -30,6 +30,7 @@ class TelegramSettings:
     questions_per_minute: int = 5
     company: str = "our company"
     example_question: str = ""  # shown in /help and usage hints; none by default
+    admin_users: frozenset[int] = frozenset()  # Telegram user ids allowed /verbatim
 
     @property
     def webhook_path(self) -> str:
@@ -75,4 +76,9 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
         raise ConfigError(f"TELEGRAM_QUESTIONS_PER_MINUTE must be a whole number above 0, not {raw_rate!r}.")
     company = get("VERBATIM_COMPANY_NAME") or "our company"
     example = get("VERBATIM_EXAMPLE_QUESTION")
-    return TelegramSettings(token, webhook_url, secret, port, base, audience, int(raw_rate), company, example)
+    raw_admins = [u.strip() for u in get("TELEGRAM_ADMIN_USERS").split(",") if u.strip()]
+    odd = [u for u in raw_admins if not u.isdigit()]
+    if odd:
+        raise ConfigError(f"TELEGRAM_ADMIN_USERS must list numeric Telegram user ids, not {', '.join(odd)}.")
+    admins = frozenset(int(u) for u in raw_admins)
+    return TelegramSettings(token, webhook_url, secret, port, base, audience, int(raw_rate), company, example, admins)

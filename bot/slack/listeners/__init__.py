@@ -1,4 +1,5 @@
-"""Slack listeners, one module per surface: messages (mentions and DMs), the /ask command, actions.
+"""Slack listeners, one module per surface: messages (mentions and DMs), the /ask command, actions,
+and the admins' /verbatim command.
 
 Every listener acknowledges at once and answers in a lazy listener, because Slack wants an
 acknowledgement within 3 seconds and answering can take longer. Listeners are top-level
@@ -15,7 +16,7 @@ from slack_bolt import App, BoltResponse
 from slack_bolt.middleware import Middleware
 from slack_bolt.request import BoltRequest
 
-from bot.slack.listeners import actions, commands, messages
+from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import Deps
 from bot.slack.listeners.messages import question_text
 
@@ -46,3 +47,4 @@ def register(app: App, deps: Deps) -> None:
     messages.register(app, deps)
     commands.register(app, deps)
     actions.register(app, deps)
+    admin.register(app, deps)

@@ -1,0 +1,28 @@
+"""The admins' commands, the same on every surface: `/verbatim status`, `/verbatim reindex`, `/verbatim gaps`."""
+
+from __future__ import annotations
+
+import time
+
+from bot import presenter
+from core import Pipeline, admin_status, recent_gaps
+
+SUBCOMMANDS = ("status", "reindex", "gaps")
+
+
+def subcommand(text: str) -> str:
+    """The first word after /verbatim, lower-cased ("" when none)."""
+    words = (text or "").split()
+    return words[0].lower() if words else ""
+
+
+def reply(pipeline: Pipeline, sub: str) -> str:
+    """What an admin subcommand answers, as plain text; `reindex` re-reads the folder now (slow: call off the loop)."""
+    knowledge = pipeline.knowledge
+    if sub == "status":
+        return presenter.status_text(admin_status(knowledge), time.time())
+    if sub == "reindex":
+        return presenter.sync_text(knowledge.sync())
+    if sub == "gaps":
+        return presenter.gaps_text(recent_gaps(knowledge))
+    return presenter.ADMIN_USAGE

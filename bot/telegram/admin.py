@@ -1,0 +1,63 @@
+"""`/verbatim status | reindex | gaps` in Telegram, for the user ids in TELEGRAM_ADMIN_USERS.
+
+The command is not in the public command list; each admin's own chat with the bot lists it.
+Anyone else gets one line saying it is not allowed, and the attempt is logged (user id hashed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from telegram import Bot, BotCommand, BotCommandScopeChat, Update
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot import presenter
+from bot.admin import SUBCOMMANDS, reply, subcommand
+from bot.telegram.config import TelegramSettings
+from core import Pipeline, conversation_hash
+
+log = logging.getLogger(__name__)
+
+LIMIT = 4000  # Telegram refuses messages over 4,096 characters
+
+
+class Admin:
+    """The admin command of one Application."""
+
+    def __init__(self, pipeline: Pipeline, settings: TelegramSettings) -> None:
+        self.pipeline = pipeline
+        self.admins = settings.admin_users
+
+    async def command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/verbatim status | reindex | gaps."""
+        message = update.effective_message
+        if message is None:
+            return
+        sub = subcommand(" ".join(context.args or []))
+        user = update.effective_user
+        if user is None or user.id not in self.admins:
+            log.warning(
+                "/verbatim %s refused: user %s is not in TELEGRAM_ADMIN_USERS",
+                sub or "(none)",
+                conversation_hash(f"telegram-user:{user.id if user else message.chat_id}"),
+            )
+            await message.reply_text(presenter.NOT_ALLOWED)
+            return
+        if sub not in SUBCOMMANDS:
+            await message.reply_text(presenter.ADMIN_USAGE)
+            return
+        if sub == "reindex":
+            await message.reply_text(presenter.REINDEX_STARTED)
+        text = await asyncio.to_thread(reply, self.pipeline, sub)
+        await message.reply_text(text[:LIMIT])
+
+    async def publish(self, bot: Bot, public: list[BotCommand]) -> None:
+        """List /verbatim in each admin's private chat only; an admin who never opened one is skipped."""
+        listed = [*public, BotCommand(presenter.ADMIN_COMMAND.lstrip("/"), presenter.ADMIN_COMMAND_DESCRIPTION)]
+        for admin in sorted(self.admins):
+            try:
+                await bot.set_my_commands(listed, scope=BotCommandScopeChat(admin))
+            except TelegramError as exc:
+                log.info("could not list /verbatim for admin %s: %s", conversation_hash(str(admin)), exc)

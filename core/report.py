@@ -1,0 +1,408 @@
+"""What the knowledge base is missing, read from the run log: the gap report and the admin status.
+
+Every refusal is a question someone really asked that the documents don't answer; every 👎 an
+answer someone didn't trust. `build_report` turns the run log of a period into one typed value
+(counts per reason, surface and day; refused questions grouped by meaning; disliked answers with
+their quotes; sections quoted most and never; the slowest answers) that the CLI prints, writes as
+JSON or renders as HTML. No user ids reach it: the run log keeps only hashes, and the report
+reads none of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from core.clusters import SIMILARITY, cluster, medoid
+from core.embeddings import Embedder
+from core.errors import VerbatimError
+from core.knowledge import KnowledgeBase
+from core.register import read_register
+from core.retrieval import Corpus, Fragment
+from core.store import Logged
+from core.text import STOPWORDS
+
+log = logging.getLogger(__name__)
+
+DAY = 86_400.0
+# Refusals that say something about the documents; errors and questions in other languages do not.
+GAP_REASONS = ("no_match", "not_found", "unverified")
+# Clustering costs O(n²) memory and up to O(n³) time: the most recent distinct questions suffice.
+MAX_GAP_QUESTIONS = 2000
+EXAMPLES = 5
+
+
+def iso(epoch: float) -> str:
+    """The run log's timestamp format."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+@dataclass(frozen=True)
+class Counts:
+    asked: int = 0
+    answered: int = 0
+    refused: int = 0
+
+    @property
+    def refusal_rate(self) -> float:
+        return self.refused / self.asked if self.asked else 0.0
+
+    def add(self, entry: Logged) -> Counts:
+        answered = entry.kind == "answered"
+        return Counts(self.asked + 1, self.answered + answered, self.refused + (not answered))
+
+
+@dataclass(frozen=True)
+class Day:
+    day: str  # YYYY-MM-DD, UTC
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class Closest:
+    """The section a group of refused questions came nearest to, and how near (cosine similarity)."""
+
+    heading: str  # Document › Section
+    document: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Refused questions that ask the same thing: one line for document owners."""
+
+    question: str  # the most typical question of the group (its medoid)
+    count: int  # how many times the group's questions were asked
+    examples: tuple[str, ...]  # distinct wordings, most asked first
+    surfaces: tuple[str, ...]
+    reasons: dict[str, int]
+    closest: Closest | None
+    first_asked: str
+    last_asked: str
+
+
+@dataclass(frozen=True)
+class QuotedAs:
+    text: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class Disliked:
+    """An answer someone marked 👎, with the quotes it showed."""
+
+    id: str
+    at: str
+    surface: str
+    question: str
+    kind: str
+    reason: str | None
+    down: int
+    up: int
+    quotes: tuple[QuotedAs, ...]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How many answers quoted a document or a section."""
+
+    name: str  # a document's title, or a section's heading (Document › Section)
+    document: str  # the document's path
+    answers: int
+
+
+@dataclass(frozen=True)
+class Slow:
+    id: str
+    at: str
+    surface: str
+    question: str
+    kind: str
+    total_ms: float
+    timings: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The run log of one period, as document owners read it."""
+
+    since: str
+    until: str
+    totals: Counts
+    reasons: dict[str, int]  # refusals by reason
+    surfaces: dict[str, Counts]
+    days: tuple[Day, ...]  # every day of the period, quiet ones included
+    gaps: tuple[Gap, ...]
+    up: int
+    down: int
+    disliked: tuple[Disliked, ...]
+    documents_quoted: tuple[Usage, ...]  # most quoted first
+    documents_never: tuple[Usage, ...]  # indexed but quoted by no answer of the period
+    sections_quoted: tuple[Usage, ...]
+    sections_never: tuple[Usage, ...]
+    slowest: tuple[Slow, ...]
+    gap_similarity: float = SIMILARITY
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["totals"]["refusal_rate"] = round(self.totals.refusal_rate, 4)
+        return data
+
+
+@dataclass(frozen=True)
+class Status:
+    """The figures `/verbatim status` shows an admin."""
+
+    indexed: int
+    failed: dict[str, str]  # document path → why it can't be read
+    last_sync: float | None  # epoch seconds; None when this process has not read the folder
+    today: Counts
+    week: Counts
+    extra: dict[str, int] = field(default_factory=dict)  # e.g. documents past review, when known
+
+
+# --- building -------------------------------------------------------------------------------------
+
+
+def _key(question: str) -> str:
+    """Questions that differ only in case, spacing or final punctuation are one question."""
+    return " ".join(question.casefold().split()).rstrip("?!. ")
+
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def topic(question: str) -> str:
+    """The question's content words, in order: what it asks about, without how it asks.
+
+    MiniLM weighs the scaffolding of a question ("can I …", "do you …") as much as its topic, so
+    "can I pay with PayPal" came out closer to "can I pay in monthly installments" than to "is
+    PayPal accepted?". Dropping the stop words first lets the topic decide.
+    """
+    words = [w for w in _WORD.findall(question) if w.lower() not in STOPWORDS]
+    return " ".join(words) or question
+
+
+def _fragments_by_id(corpus: Corpus) -> dict[int, Fragment]:
+    return dict(zip((int(i) for i in corpus.ids), corpus.fragments, strict=True))
+
+
+def find_gaps(
+    entries: Sequence[Logged],
+    embedder: Embedder,
+    corpus: Corpus,
+    similarity: float = SIMILARITY,
+    limit: int | None = None,
+) -> list[Gap]:
+    """The refused questions among `entries`, grouped by meaning, biggest group first."""
+    refused = [e for e in entries if e.kind == "refused" and e.reason in GAP_REASONS]
+    by_key: dict[str, list[Logged]] = defaultdict(list)
+    for entry in refused:
+        by_key[_key(entry.standalone_question)].append(entry)
+    keys = sorted(by_key, key=lambda k: by_key[k][-1].at, reverse=True)[:MAX_GAP_QUESTIONS]
+    if not keys:
+        return []
+    texts = [by_key[k][0].standalone_question for k in keys]
+    vectors = embedder.embed([topic(t) for t in texts])
+    weights = np.array([len(by_key[k]) for k in keys], dtype=np.float64)
+    fragments = _fragments_by_id(corpus)
+    gaps = []
+    for rows in cluster(vectors, similarity, weights)[:limit]:
+        asked = [e for r in rows for e in by_key[keys[r]]]
+        centre = medoid(vectors, rows, weights)
+        ordered = sorted(rows, key=lambda r: (-weights[r], r))
+        gaps.append(
+            Gap(
+                question=texts[centre],
+                count=len(asked),
+                examples=tuple(texts[r] for r in ordered[:EXAMPLES]),
+                surfaces=tuple(sorted({e.surface for e in asked})),
+                reasons=dict(Counter(e.reason or "" for e in asked).most_common()),
+                closest=_closest(asked, fragments, corpus, vectors[centre]),
+                first_asked=min(e.at for e in asked),
+                last_asked=max(e.at for e in asked),
+            )
+        )
+    return gaps
+
+
+def _closest(
+    asked: Sequence[Logged], fragments: dict[int, Fragment], corpus: Corpus, centre: np.ndarray
+) -> Closest | None:
+    """The best-scoring fragment the questions retrieved, if it is still indexed; else the nearest one now.
+
+    A question refused at the floor retrieved nothing, and a re-index gives fragments new ids:
+    then the group's most typical question is compared with every indexed fragment instead.
+    """
+    best: tuple[float, Fragment] | None = None
+    for entry in asked:
+        for fragment_id, score in entry.fragments:
+            found = fragments.get(fragment_id)
+            if found is not None and (best is None or score > best[0]):
+                best = (score, found)
+    # Vectors of another model (the index not yet rebuilt for it) can't be compared: then nothing is named.
+    if best is None and len(corpus.fragments) and corpus.matrix.shape[1] == len(centre):
+        scores = corpus.matrix @ np.asarray(centre, dtype=np.float32)
+        row = int(np.argmax(scores))
+        best = (float(scores[row]), corpus.fragments[row])
+    if best is None:
+        return None
+    return Closest(best[1].heading, best[1].document, round(best[0], 3))
+
+
+def _days(since: float, until: float, entries: Sequence[Logged]) -> tuple[Day, ...]:
+    counts: dict[str, Counts] = defaultdict(Counts)
+    for entry in entries:
+        counts[entry.at[:10]] = counts[entry.at[:10]].add(entry)
+    first = datetime.fromtimestamp(since, UTC).date()
+    last = datetime.fromtimestamp(until, UTC).date()
+    days = []
+    day: date = first
+    while day <= last:
+        key = day.isoformat()
+        days.append(Day(key, counts.get(key, Counts())))
+        day += timedelta(days=1)
+    return tuple(days)
+
+
+def _quoted(entry: Logged) -> list[dict[str, Any]]:
+    return [q for s in entry.statements for q in s.get("quotes", ())]
+
+
+def _usage(
+    entries: Sequence[Logged], corpus: Corpus
+) -> tuple[tuple[Usage, ...], tuple[Usage, ...], tuple[Usage, ...], tuple[Usage, ...]]:
+    """Documents and sections by the number of answers quoting them; the indexed ones no answer quoted."""
+    documents: Counter[tuple[str, str]] = Counter()
+    sections: Counter[tuple[str, str]] = Counter()
+    for entry in entries:
+        quotes = _quoted(entry)
+        # Counted once per answer: an answer quoting one section three times is still one answer.
+        documents.update({(q["title"], q["document"]) for q in quotes})
+        sections.update({(_heading(q["title"], q["section"]), q["document"]) for q in quotes})
+    indexed_docs = dict.fromkeys((f.title, f.document) for f in corpus.fragments)
+    indexed_sections = dict.fromkeys((f.heading, f.document) for f in corpus.fragments)
+
+    def ranked(counter: Counter[tuple[str, str]]) -> tuple[Usage, ...]:
+        return tuple(Usage(name, doc, n) for (name, doc), n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def never(indexed: dict[tuple[str, str], None], counter: Counter[tuple[str, str]]) -> tuple[Usage, ...]:
+        return tuple(Usage(name, doc, 0) for name, doc in indexed if (name, doc) not in counter)
+
+    return ranked(documents), never(indexed_docs, documents), ranked(sections), never(indexed_sections, sections)
+
+
+def _heading(title: str, section: str) -> str:
+    return f"{title} › {section}" if section else title
+
+
+def build_report(
+    knowledge: KnowledgeBase,
+    days: float = 30.0,
+    now: float | None = None,
+    *,
+    similarity: float = SIMILARITY,
+    top: int = 10,
+) -> Report:
+    """The report of the last `days` days of the run log, over the documents indexed now (no sync)."""
+    until = time.time() if now is None else now
+    since = until - days * DAY
+    entries = knowledge.store.runlog.since(iso(since))
+    entries = [e for e in entries if e.at <= iso(until)]
+    corpus = knowledge.store.index.load()
+    totals = Counts()
+    surfaces: dict[str, Counts] = defaultdict(Counts)
+    for entry in entries:
+        totals = totals.add(entry)
+        surfaces[entry.surface] = surfaces[entry.surface].add(entry)
+    reasons = Counter(e.reason or "" for e in entries if e.kind == "refused")
+    # Most 👎 first; among equals, the most recent.
+    disliked = sorted(sorted((e for e in entries if e.down), key=lambda e: e.at, reverse=True), key=lambda e: -e.down)
+    slowest = sorted(entries, key=lambda e: -e.timings.get("total", 0.0))[:top]
+    documents_quoted, documents_never, sections_quoted, sections_never = _usage(entries, corpus)
+    return Report(
+        since=iso(since),
+        until=iso(until),
+        totals=totals,
+        reasons=dict(reasons.most_common()),
+        surfaces=dict(sorted(surfaces.items())),
+        days=_days(since, until, entries),
+        gaps=tuple(find_gaps(entries, knowledge.embedder, corpus, similarity)),
+        up=sum(e.up for e in entries),
+        down=sum(e.down for e in entries),
+        disliked=tuple(
+            Disliked(
+                e.id,
+                e.at,
+                e.surface,
+                e.question,
+                e.kind,
+                e.reason,
+                e.down,
+                e.up,
+                tuple(QuotedAs(q["text"], q["caption"]) for q in _quoted(e)),
+            )
+            for e in disliked[: top * 2]
+        ),
+        documents_quoted=documents_quoted,
+        documents_never=documents_never,
+        sections_quoted=sections_quoted,
+        sections_never=sections_never,
+        slowest=tuple(
+            Slow(e.id, e.at, e.surface, e.question, e.kind, e.timings.get("total", 0.0), e.timings) for e in slowest
+        ),
+        gap_similarity=similarity,
+    )
+
+
+def recent_gaps(knowledge: KnowledgeBase, days: float = 7.0, now: float | None = None, limit: int = 5) -> list[Gap]:
+    """The biggest groups of refused questions of the last `days` days: `/verbatim gaps` and the digest."""
+    until = time.time() if now is None else now
+    entries = [e for e in knowledge.store.runlog.since(iso(until - days * DAY)) if e.at <= iso(until)]
+    return find_gaps(entries, knowledge.embedder, knowledge.store.index.load(), limit=limit)
+
+
+def admin_status(knowledge: KnowledgeBase, now: float | None = None) -> Status:
+    """Documents indexed and failed, the last sync, today's questions and this week's refusal rate."""
+    now = time.time() if now is None else now
+    known = knowledge.store.index.known()
+    midnight = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+    week = Counts()
+    today = Counts()
+    for entry in knowledge.store.runlog.since(iso(now - 7 * DAY)):
+        week = week.add(entry)
+        if entry.at >= iso(midnight):
+            today = today.add(entry)
+    extra: dict[str, int] = {}
+    try:  # the provenance register knows which documents are past their review date
+        register = read_register(knowledge.settings, today=datetime.fromtimestamp(now, UTC).date())
+        extra["past review"] = sum(1 for a in register.attention if a.kind == "past_review")
+    except VerbatimError as exc:
+        log.warning("the provenance register can't be read for the status: %s", exc)
+    return Status(
+        indexed=sum(1 for d in known.values() if d.state == "indexed"),
+        failed={path: d.error or "" for path, d in sorted(known.items()) if d.state == "failed"},
+        last_sync=knowledge.last_sync,
+        today=today,
+        week=week,
+        extra=extra,
+    )
+
+
+_SPAN = re.compile(r"^(\d+)([hdw])$")
+
+
+def parse_span(text: str) -> float:
+    """Days in a span such as `30d`, `2w` or `12h`; raises ValueError for anything else."""
+    match = _SPAN.match(text.strip().lower())
+    if not match or int(match.group(1)) == 0:
+        raise ValueError(text)
+    return int(match.group(1)) * {"h": 1 / 24, "d": 1.0, "w": 7.0}[match.group(2)]
