@@ -83,6 +83,10 @@ class Assumption:
     def to_json(self) -> dict[str, str]:
         return {"text": self.text, "reason": self.reason}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Assumption:
+        return cls(data["text"], data["reason"])
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -190,7 +194,13 @@ class CalculationInput:
         )
         if self.quote is not None:
             source["fragment_id"] = self.quote.fragment_id
+            source["source"] = self.quote.to_json()  # the whole quote, so a logged answer can be shown again
         return {"name": self.name, "figure": self.figure, **source}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CalculationInput:
+        source = data.get("source")
+        return cls(data["name"], data["figure"], Quote.from_json(source) if source else None)
 
 
 @dataclass(frozen=True)
@@ -220,6 +230,18 @@ class Calculation:
             "unit": self.unit,
             "assumptions": [a.to_json() for a in self.assumptions],
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calculation:
+        return cls(
+            data["name"],
+            data["expression"],
+            data["shown"],
+            tuple(CalculationInput.from_json(i) for i in data["inputs"]),
+            data["result"],
+            data["unit"],
+            tuple(Assumption.from_json(a) for a in data["assumptions"]),
+        )
 
 
 @dataclass(frozen=True)

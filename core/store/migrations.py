@@ -184,4 +184,9 @@ def _m003_report_reads(db: sqlite3.Connection) -> None:
     )
 
 
-RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state, _m003_report_reads]
+def _m004_entries_calculations(db: sqlite3.Connection) -> None:
+    """The calculations an answer showed, so an answer shown again from the log shows them too."""
+    db.execute("ALTER TABLE entries ADD COLUMN calculations TEXT NOT NULL DEFAULT '[]'")
+
+
+RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state, _m003_report_reads, _m004_entries_calculations]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.answers import REFUSED_TURN, Answer, Statement, Turn
+from core.answers import REFUSED_TURN, Answer, Calculation, Statement, Turn
 from core.errors import IndexCorrupt, IndexFileError, RunLogError
 from core.retrieval import Corpus, Fragment
 from core.review import dated
@@ -534,10 +534,16 @@ class SQLiteLog:
             json.dumps({k: round(v, 2) for k, v in answer.timings_ms.items()}),
             answer.answerer,
             answer.model_calls,
+            json.dumps([c.to_json() for c in answer.calculations], ensure_ascii=False),
         )
         try:
             with self._writing():
-                self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                self.db.execute(
+                    "INSERT INTO entries (id, at, surface, conversation, question, standalone_question, kind, reason, "
+                    "statements, discarded, fragments, timings, answerer, model_calls, calculations) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
         except sqlite3.Error as exc:
             raise RunLogError(f"The run log {self.path} can't be written ({exc}).") from exc
 
@@ -569,7 +575,8 @@ class SQLiteLog:
     def answer(self, answer_id: str) -> Answer | None:
         with self._reading():
             row = self.db.execute(
-                "SELECT id, question, kind, reason, statements, discarded, answerer, timings FROM entries WHERE id = ?",
+                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations "
+                "FROM entries WHERE id = ?",
                 (answer_id,),
             ).fetchone()
         if row is None:
@@ -584,6 +591,7 @@ class SQLiteLog:
             retrieved=(),
             timings_ms=json.loads(row[7]),
             answerer=row[6],
+            calculations=tuple(Calculation.from_json(c) for c in json.loads(row[8])),
         )
 
     def tail(self, n: int = 10) -> list[Entry]:

@@ -30,3 +30,10 @@ def test_the_key_never_reaches_the_run_log(llm, fake_server):
     llm.answer("How much is a walnut worktop?", PUBLIC)
     assert b"sk-test-secret" not in llm.runlog.path.read_bytes()
     assert "sk-test-secret" not in repr(from_env({"VERBATIM_LLM_API_KEY": "sk-test-secret"}))
+
+
+def test_an_answer_shown_again_from_the_log_keeps_its_calculation(extractive):
+    answer = extractive.ask("How much are 3 m of oak worktop?", PUBLIC, "slack", conversation="T1:C1:1")
+    assert answer.calculations, "the extractive answerer computes quantity × unit price"
+    again = extractive.runlog.answer(answer.id)
+    assert again is not None and again.calculations == answer.calculations, "inputs keep their quotes and captions"
