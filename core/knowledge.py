@@ -63,7 +63,7 @@ class KnowledgeBase:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
         self.embedder = CachedEmbedder(self._model)
-        self.store = store or open_store(settings.data_dir)
+        self.store = store or open_store(settings.data_dir, settings.database_url)
         self._lock = threading.Lock()  # one sync at a time
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
         self._searcher: Searcher | None = None
@@ -76,8 +76,20 @@ class KnowledgeBase:
         """Set when a damaged index was moved aside and rebuilt."""
         return self.store.index.notice
 
-    def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index what changed in the knowledge folder and reload the search matrix if needed."""
+    def sync(self, progress: Progress | None = None, wait: bool = True) -> SyncReport:
+        """Re-index what changed in the knowledge folder and reload the search matrix if needed.
+
+        On a store shared by replicas (PostgreSQL) one process indexes at a time: with `wait`
+        False, a sync finding another one at work only reloads the generation it leaves.
+        """
+        with self.store.index.sole_indexer(wait) as mine:
+            if mine:
+                return self._sync(progress)
+        with self._lock:
+            self._reload_if_stale()
+            return SyncReport()
+
+    def _sync(self, progress: Progress | None) -> SyncReport:
         with self._lock:
             # A data folder deleted, or an index file overwritten, under a running bot: start it anew,
             # and answer from the documents already loaded until it is full again.
@@ -115,7 +127,7 @@ class KnowledgeBase:
         if not every or time.monotonic() - self._synced_at < every or self._lock.locked():
             return
         try:
-            self.sync()
+            self.sync(wait=False)  # a question never waits for another replica's indexing
         except VerbatimError as exc:  # keep answering from the index as it stands
             log.warning("re-reading the knowledge folder failed: %s", exc)
 

@@ -38,6 +38,7 @@ class Settings:
     question_languages: tuple[str, ...] = ("en",)
     max_document_mb: float = 10.0  # a bigger file fails with a reason before it is read (see README)
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
+    database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -48,7 +49,7 @@ class Settings:
         )
 
     def __repr__(self) -> str:  # keys never reach a log through repr()
-        hidden = {"embedding_api_key", "llm_api_key"}
+        hidden = {"embedding_api_key", "llm_api_key", "database_url"}
         fields = ", ".join(
             f"{name}={'***' if name in hidden and value else value!r}" for name, value in vars(self).items()
         )
@@ -114,6 +115,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         resync_seconds=number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
         max_document_mb=number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
         review_days=days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
+        database_url=text("VERBATIM_DATABASE_URL"),
     )
     languages = text("VERBATIM_QUESTION_LANGUAGES", "en" if settings.embedder == "local" else "any").lower()
     codes = tuple(code.strip() for code in languages.split(",") if code.strip())
@@ -129,6 +131,8 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         )
     if settings.answerer == "llm" and not (settings.llm_base_url and settings.llm_model):
         raise ConfigError("VERBATIM_ANSWERER=llm needs VERBATIM_LLM_BASE_URL and VERBATIM_LLM_MODEL to be set.")
+    if settings.database_url and not settings.database_url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError("VERBATIM_DATABASE_URL must start with postgresql:// (or be unset for SQLite).")
     for name in ("VERBATIM_EMBEDDING_BASE_URL", "VERBATIM_LLM_BASE_URL"):
         url = text(name)
         if url and not url.startswith(("http://", "https://")):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -136,6 +137,11 @@ class IndexStore(Protocol):
 
     def load(self) -> Corpus:
         """Every indexed fragment and its vector, for the search."""
+        ...
+
+    def sole_indexer(self, wait: bool = True) -> AbstractContextManager[bool]:
+        """Hold the right to index while the block runs; yields False, without waiting, when another
+        process holds it (with `wait` False). One process on one file has it always."""
         ...
 
     def embedder_id(self) -> str | None: ...
@@ -265,8 +271,13 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(data_dir: Path | str) -> Store:
-    """The embedded SQLite store in `data_dir` (a damaged index is moved aside and rebuilt)."""
+def open_store(data_dir: Path | str, database_url: str = "") -> Store:
+    """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas), else the embedded
+    SQLite store in `data_dir` (a damaged index is moved aside and rebuilt)."""
+    if database_url.startswith(("postgresql://", "postgres://")):
+        from core.store.postgres import PostgresStore
+
+        return PostgresStore(database_url)
     from core.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(data_dir))

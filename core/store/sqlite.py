@@ -197,6 +197,11 @@ class SQLiteIndex:
         with self._lock:
             return int(self._meta("generation") or 0)
 
+    @contextmanager
+    def sole_indexer(self, wait: bool = True) -> Iterator[bool]:
+        """Always this process's: SQLite's own write lock serialises the rare second indexer on one file."""
+        yield True
+
     def embedder_id(self) -> str | None:
         with self._lock:
             return self._meta("embedder")

@@ -1,0 +1,327 @@
+"""The PostgreSQL store: the same behaviour as SQLite's, shared by replicas, and search in SQL.
+
+A real PostgreSQL 16 with pgvector is started once per run by `pgserver` (a dev dependency) on a
+Unix socket in a temp folder; each test gets its own database. When no server can be started the
+tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.errors import ConfigError
+from core.ingest import sync
+from core.knowledge import KnowledgeBase
+from core.retrieval import Searcher
+from core.settings import Settings, from_env
+from core.store import INDEX_FILE, Store, open_store
+from core.store.sqlite import SQLiteIndex
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+
+PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[object]:
+    """One PostgreSQL server for the run, on a Unix socket in a temp folder."""
+    folder = tempfile.mkdtemp(prefix="verbatim-pg-")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            import pgserver
+
+            server = pgserver.get_server(folder, cleanup_mode="delete")
+    except ImportError as exc:
+        pytest.skip(f"pgserver is not installed, so no PostgreSQL can be started: {exc}")
+    except Exception as exc:
+        pytest.skip(f"PostgreSQL (pgserver) could not be started here: {exc}")
+    with psycopg.connect(server.get_uri(), autocommit=True) as db:
+        db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def database_url(pg_server, request) -> str:
+    """A fresh, empty database on the session's server."""
+    name = f"t_{abs(hash(request.node.nodeid)) % 10**12}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as db:  # type: ignore[attr-defined]
+        db.execute(f"DROP DATABASE IF EXISTS {name}")
+        db.execute(f"CREATE DATABASE {name}")
+    return pg_server.get_uri(name)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_store(request, tmp_path) -> Iterator[Callable[[], Store]]:
+    """Opens stores on one shared place: a data folder (SQLite) or a database (PostgreSQL)."""
+    url = request.getfixturevalue("database_url") if request.param == "postgres" else ""
+    opened: list[Store] = []
+
+    def make() -> Store:
+        opened.append(open_store(tmp_path / "store", url))
+        return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+# --- the same behaviour on both stores ------------------------------------------------------------------
+
+
+def test_an_event_is_first_seen_once_whichever_store_instance_asks(make_store):
+    one, two = make_store(), make_store()
+    assert one.state.first_time("slack-event:Ev1")
+    assert not two.state.first_time("slack-event:Ev1")
+    assert two.state.first_time("slack-event:Ev2")
+    assert two.state.first_time("slack-event:Ev1", ttl=0.0), "an id older than its ttl counts as new again"
+
+
+def test_conversation_links_are_shared_and_replaced(make_store):
+    one, two = make_store(), make_store()
+    one.state.link("telegram-message:7:1000", "conversation-a")
+    assert two.state.linked("telegram-message:7:1000") == "conversation-a"
+    assert two.state.linked("telegram-message:7:1001") is None
+    two.state.link("telegram-message:7:1000", "conversation-b")
+    assert one.state.linked("telegram-message:7:1000") == "conversation-b"
+
+
+def test_rate_slots_are_shared_and_say_how_long_to_wait(make_store):
+    one, two = make_store(), make_store()
+    assert one.state.take_slot("user:1", limit=2) == 0
+    assert two.state.take_slot("user:1", limit=2) == 0
+    wait = one.state.take_slot("user:1", limit=2, window=60.0)
+    assert 0 < wait <= 60.0
+    assert two.state.take_slot("user:2", limit=2) == 0, "limits are per key"
+    assert one.state.take_slot("user:1", limit=2, window=0.0) == 0, "slots older than the window are free again"
+
+
+def test_a_stamp_is_claimed_by_one_store_per_period(make_store):
+    one, two = make_store(), make_store()
+    assert one.state.stamped("digest") is None
+    assert one.state.claim("digest", every=100.0, now=1000.0)
+    assert not two.state.claim("digest", every=100.0, now=1050.0)
+    assert two.state.stamped("digest") == 1000.0
+    assert two.state.claim("digest", every=100.0, now=1100.0)
+
+
+def test_the_run_log_keeps_answers_feedback_and_history(make_store, pipeline):
+    store = make_store()
+    answer = pipeline.ask("How much is a walnut worktop?", frozenset({"public"}), "slack", conversation="T1:C1:1")
+    store.runlog.record(answer, "slack", "T1:C1:1")
+    assert store.runlog.feedback(answer.id, "up", "slack", who="U1")
+    assert not store.runlog.feedback("no-such-answer", "down", "slack")
+    other = make_store()
+    entry = other.runlog.tail(1)[0]
+    assert (entry.id, entry.surface, entry.kind, entry.feedback) == (answer.id, "slack", answer.kind, "up")
+    assert [t.question for t in other.runlog.history("T1:C1:1")] == ["How much is a walnut worktop?"]
+    again = other.runlog.answer(answer.id)
+    assert again is not None
+    assert (again.statements, again.calculations) == (answer.statements, answer.calculations)
+    logged = other.runlog.since("2000-01-01T00:00:00Z")
+    assert [(entry.id, entry.up, entry.down) for entry in logged] == [(answer.id, 1, 0)]
+    assert logged[0].fragments == tuple((h.fragment_id, round(h.score, 4)) for h in answer.retrieved)
+
+
+def test_the_generation_moves_with_the_content_and_only_then(make_store, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    index = make_store().index
+    sync(kb, index, fake_embedder)
+    first = index.generation()
+    sync(kb, index, fake_embedder)
+    assert index.generation() == first, "an unchanged folder leaves the generation alone"
+    (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
+    sync(kb, index, fake_embedder)
+    changed = index.generation()
+    assert changed != first
+    assert index.load().generation == changed
+    assert "199" in index.load().fragments[0].text
+    (kb / "other.md").write_text("# Other\n\nSomething else entirely here.", encoding="utf-8")
+    (kb / "prices.md").unlink()
+    sync(kb, index, fake_embedder)
+    assert index.generation() not in (first, changed)
+    assert [(r.path, r.state) for r in index.register()] == [("other.md", "indexed"), ("prices.md", "removed")]
+    assert [f.document for f in index.load().fragments] == ["other.md"]
+
+
+def test_vectors_are_found_again_by_fragment_hash(make_store, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    index = make_store().index
+    sync(kb, index, fake_embedder)
+    corpus = index.load()
+    vectors = index.vectors_for(["no-such-hash"])
+    assert vectors == {}
+    # Re-indexing an edited title embeds nothing new for unchanged text: the vectors are looked up.
+    report = sync(kb, index, fake_embedder)
+    assert report.unchanged == 1
+    assert corpus.matrix.dtype == np.float32 and corpus.matrix.shape[0] == 1
+
+
+# --- PostgreSQL only ------------------------------------------------------------------------------------
+
+
+def _folder(write_kb) -> Path:
+    """Eight documents, public and internal, several fragments each: enough for the per-document cap to bite."""
+    words = [
+        "oak",
+        "walnut",
+        "beech",
+        "worktop",
+        "front",
+        "hinge",
+        "drawer",
+        "delivery",
+        "carry",
+        "floor",
+        "price",
+        "weight",
+        "warranty",
+        "glue",
+    ]
+    rng = np.random.default_rng(7)
+    files = {}
+    for number in range(8):
+        audience = "public" if number % 2 == 0 else "internal"
+        sections = []
+        for section in range(6):
+            text = " ".join(rng.choice(words, size=12)) + f" item{number}x{section}."
+            sections.append(f"## Part {section}\n\n{text.capitalize()}\n")
+        files[f"doc{number}.md"] = f"---\ntitle: Doc {number}\naudience: {audience}\n---\n" + "\n".join(sections)
+    return write_kb(files)
+
+
+def test_sql_search_gives_the_same_hits_as_the_in_memory_search(tmp_path, database_url, write_kb, fake_embedder):
+    kb = _folder(write_kb)
+    lite = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    sync(kb, lite, fake_embedder)
+    store = open_store(tmp_path / "unused", database_url)
+    try:
+        pg = store.index
+        sync(kb, pg, fake_embedder)
+        memory, pg_memory = Searcher(lite.load()), Searcher(pg.load())
+        assert len(memory.corpus.fragments) == len(pg_memory.corpus.fragments) > 40
+        rng = np.random.default_rng(1)
+        queries = [v / np.linalg.norm(v) for v in rng.normal(size=(25, memory.corpus.matrix.shape[1]))]
+        queries += list(fake_embedder.embed(["oak worktop price", "delivery to the floor", "hinge warranty"]))
+        compared = 0
+        for query in queries:
+            for scope in (frozenset({"public"}), frozenset({"public", "internal"})):
+                for floor in (-1.0, 0.0, 0.2):
+                    expected = memory.search(query, scope, floor)
+                    got = pg.search_sql(query, scope, floor)  # type: ignore[attr-defined]
+                    key = [(h.fragment.document, h.fragment.position) for h in expected]
+                    assert [(h.fragment.document, h.fragment.position) for h in got] == key
+                    assert [h.fragment for h in got] == [h.fragment for h in expected]
+                    assert np.allclose([h.score for h in got], [h.score for h in expected], atol=1e-5)
+                    # and the ids are the store's own: the same as its in-memory search
+                    assert [h.fragment_id for h in got] == [
+                        h.fragment_id for h in pg_memory.search(query, scope, floor)
+                    ]
+                    compared += bool(expected)
+        assert compared > 100
+        public_only = pg.search_sql(queries[0], frozenset({"public"}), -1.0, k=50)  # type: ignore[attr-defined]
+        assert public_only and {h.fragment.audience for h in public_only} == {"public"}
+        assert max(sum(h.fragment.document == d for h in public_only) for d in {"doc0.md"}) <= 3
+    finally:
+        store.close()
+
+
+def test_the_vector_column_follows_the_embedder(database_url, tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    store = open_store(tmp_path, database_url)
+    try:
+        sync(kb, store.index, fake_embedder)
+        dim = store.index.load().matrix.shape[1]
+        store.index.reset("another-model")
+        with psycopg.connect(database_url) as db:
+            assert db.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchone() is None
+        sync(kb, store.index, fake_embedder)
+        with psycopg.connect(database_url) as db:
+            kind = db.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = 'fragments'::regclass AND attname = 'embedding'"
+            ).fetchone()[0]
+            indexes = [r[0] for r in db.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'fragments'")]
+        assert kind == f"vector({dim})"
+        with psycopg.connect(database_url) as db:
+            digest = db.execute("SELECT hash FROM fragments").fetchone()[0]
+        found = store.index.vectors_for([digest, "no-such-hash"])
+        assert list(found) == [digest]
+        assert np.array_equal(found[digest], store.index.load().matrix[0])
+        assert any("hnsw" in d and "vector_cosine_ops" in d for d in indexes)
+    finally:
+        store.close()
+
+
+def test_migrations_are_recorded_and_applied_once(database_url, tmp_path):
+    open_store(tmp_path, database_url).close()
+    open_store(tmp_path, database_url).close()
+    with psycopg.connect(database_url) as db:
+        names = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert names == ["_m001_index", "_m002_runlog_and_state"]
+
+
+_CHILD = """
+import sys
+from core.store import open_store
+store = open_store('unused', sys.argv[1])
+print(store.state.first_time('slack-event:Ev9'), store.state.first_time('slack-event:Ev9'))
+store.state.link('telegram-message:1:2', 'conversation-from-child')
+store.close()
+"""
+
+
+def test_another_process_on_the_same_database_shares_events_and_links(database_url, tmp_path):
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, database_url], capture_output=True, text=True, check=True, cwd=Path.cwd()
+    )
+    assert child.stdout.split() == ["True", "False"]
+    store = open_store(tmp_path, database_url)
+    try:
+        assert not store.state.first_time("slack-event:Ev9")
+        assert store.state.linked("telegram-message:1:2") == "conversation-from-child"
+    finally:
+        store.close()
+
+
+def test_one_replica_indexes_and_the_other_reloads_without_embedding(database_url, tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "data", database_url=database_url)
+    first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, fake_embedder)
+    try:
+        with first.store.index.sole_indexer() as mine:  # type: ignore[attr-defined]
+            assert mine
+            report = second.sync(wait=False)  # another replica is indexing: this one only reloads
+            assert (report.added, report.unchanged) == (0, 0)
+        assert first.sync().added == 1
+        generation = first.store.index.generation()
+        assert second.searcher.corpus.generation == generation, "the other replica picks up the new generation"
+        assert second.sync().unchanged == 1
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_database_that_cannot_be_reached_is_one_sentence():
+    with pytest.raises(
+        ConfigError, match=r"PostgreSQL database at 127\.0\.0\.1:1 can't be used .*VERBATIM_DATABASE_URL"
+    ):
+        open_store("unused", "postgresql://verbatim:secret@127.0.0.1:1/verbatim")
+
+
+def test_the_database_url_is_read_checked_and_never_shown():
+    settings = from_env({"VERBATIM_DATABASE_URL": "postgresql://u:pw@db/verbatim"})
+    assert settings.database_url == "postgresql://u:pw@db/verbatim"
+    assert "pw" not in repr(settings)
+    assert from_env({}).database_url == ""
+    with pytest.raises(ConfigError, match="must start with postgresql://"):
+        from_env({"VERBATIM_DATABASE_URL": "mysql://db"})
