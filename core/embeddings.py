@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -145,9 +145,16 @@ class CachedEmbedder:
     """Remembers recent vectors by text, so a question embedded for retrieval is not embedded again
     to score sentences, and the sentences of fragments that keep coming back are embedded once."""
 
-    def __init__(self, inner: Embedder, size: int = 20_000) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        size: int = 20_000,
+        stored: Callable[[list[str]], dict[str, np.ndarray]] | None = None,
+    ) -> None:
         self.inner = inner
         self.size = size
+        # Vectors computed at index time ({text: vector} for the texts it holds), consulted before the model.
+        self.stored = stored
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # the bots answer from several threads at once
 
@@ -161,6 +168,12 @@ class CachedEmbedder:
             for text in known:
                 self._vectors.move_to_end(text)
         missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing and self.stored is not None:
+            found = self.stored(missing)
+            known.update(found)
+            with self._lock:
+                self._vectors.update(found)
+            missing = [t for t in missing if t not in found]
         if missing:
             fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
             known.update(fresh)

@@ -18,9 +18,9 @@ from core.answers import Assumption, Claim, Draft, FigureInput, Proposal, Stated
 from core.calculations import Reading, read_figures
 from core.embeddings import Embedder
 from core.figures import prepare
-from core.retrieval import Hit
+from core.retrieval import Hit, quotable_sentences
 from core.settings import DEFAULT_FOUND_THRESHOLD
-from core.text import key_terms, split_sentences
+from core.text import key_terms
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
@@ -56,13 +56,7 @@ class ExtractiveAnswerer:
     def _score(self, questions: list[str], hits: Sequence[Hit]) -> list[list[tuple[float, int, str]]]:
         candidates: list[tuple[int, str, str]] = []
         for number, hit in enumerate(hits, start=1):
-            f = hit.fragment
-            context = ". ".join([f.title, *([f.section_path] if f.section else [])])
-            for sentence in split_sentences(f.text):
-                bare = _BULLET.sub("", sentence).strip()
-                # Too short to say anything on its own ("Staff only."), or a list's lead-in ("…finished:").
-                if len(bare.split()) >= 3 and not bare.endswith(":"):
-                    candidates.append((number, bare, f"{context}. {bare}"))
+            candidates.extend((number, bare, embedded) for bare, embedded in quotable_sentences(hit.fragment))
         if not candidates:
             return [[] for _ in questions]
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])

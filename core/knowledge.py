@@ -8,10 +8,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from core.embeddings import CachedEmbedder, Embedder
 from core.errors import IndexFileError, VerbatimError
 from core.ingest import Progress, SyncReport, sync
-from core.retrieval import Hit, Searcher
+from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
 from core.store import Store, open_store
 
@@ -62,14 +64,23 @@ class KnowledgeBase:
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
-        self.embedder = CachedEmbedder(self._model)
         self.store = store or open_store(settings.data_dir, settings.database_url)
+        self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
         self._lock = threading.Lock()  # one sync at a time
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
         self._searcher: Searcher | None = None
         self._synced_at = 0.0
         self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
+
+    def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
+        keys = {text_hash(t): t for t in texts}
+        try:
+            found = self.store.index.text_vectors(list(keys))
+        except VerbatimError:  # a read problem costs model calls, never the answer
+            return {}
+        return {keys[k]: v for k, v in found.items()}
 
     @property
     def notice(self) -> str | None:

@@ -5,13 +5,15 @@ Nothing here knows how the corpus is stored; a store's `load()` produces a `Corp
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.text import SECTION_SEPARATOR, caption
+from core.text import SECTION_SEPARATOR, caption, split_sentences
 
 TOP_K = 5
 PER_DOCUMENT = 3
@@ -53,6 +55,30 @@ class Fragment:
             parts.append(self.section_path)
         parts.append(self.text)
         return ". ".join(parts)
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def quotable_sentences(fragment: Fragment) -> list[tuple[str, str]]:
+    """(sentence, what is embedded for it) for each sentence an answerer may quote on its own.
+
+    The sentence is embedded with its document and section, as fragments are. Too short to say
+    anything alone ("Staff only.") or a list's lead-in ("…finished:") is left out. Ingestion
+    embeds these at index time, so an answer never waits for a fragment seen the first time.
+    """
+    context = ". ".join([fragment.title, *([fragment.section_path] if fragment.section else [])])
+    out = []
+    for sentence in split_sentences(fragment.text):
+        bare = _BULLET.sub("", sentence).strip()
+        if len(bare.split()) >= 3 and not bare.endswith(":"):
+            out.append((bare, f"{context}. {bare}"))
+    return out
+
+
+def text_hash(text: str) -> str:
+    """The key of a stored text vector."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

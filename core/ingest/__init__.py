@@ -13,7 +13,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -25,6 +25,7 @@ from core.errors import DocumentError, KnowledgeError
 from core.ingest.documents import Document, parse_metadata, sha256_of
 from core.ingest.fragments import fragment_document, fragment_hash
 from core.ingest.readers import parse_document, suffixes
+from core.retrieval import Fragment, quotable_sentences, text_hash
 from core.store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,21 @@ def _fail(index: IndexStore, report: SyncReport, rel: str, data: bytes, reason: 
     index.fail(rel, sha256_of(data), len(data) if size is None else size, reason)
 
 
+def _store_sentences(index: IndexStore, embedder: Embedder, fragments: Sequence[Fragment]) -> None:
+    """Embed, once, the sentences the extractive answerer scores in these new fragments: at answer time
+    a fragment seen for the first time then costs a lookup, not a model call per sentence."""
+    texts = list(dict.fromkeys(embedded for f in fragments for _, embedded in quotable_sentences(f)))
+    if not texts:
+        return
+    keys = [text_hash(t) for t in texts]
+    known = index.text_vectors(keys)
+    todo = [(k, t) for k, t in zip(keys, texts, strict=True) if k not in known]
+    for start in range(0, len(todo), FRAGMENT_BATCH):  # bounded like the fragments' batches
+        chunk = todo[start : start + FRAGMENT_BATCH]
+        vectors = embedder.embed([t for _, t in chunk])
+        index.put_text_vectors([(k, v) for (k, _), v in zip(chunk, vectors, strict=True)])
+
+
 def _put(index: IndexStore, doc: Document, embedder: Embedder, listener: FragmentListener | None = None) -> int:
     """Fragment, embed what is new and stage it batch by batch, swap in; returns how many went to the model."""
     fragments = fragment_document(doc)
@@ -284,6 +300,7 @@ def _put(index: IndexStore, doc: Document, embedder: Embedder, listener: Fragmen
             todo = [i for i, h in enumerate(hashes) if h not in stored]
             fresh = embedder.embed([batch[i].embedded_text for i in todo]) if todo else None
             by_row = dict(zip(todo, fresh, strict=True)) if fresh is not None else {}
+            _store_sentences(index, embedder, [batch[i] for i in todo])
             vectors = [by_row[i] if i in by_row else stored[h] for i, h in enumerate(hashes)]
             index.stage(doc.path, batch, hashes, np.vstack(vectors).astype(np.float32))
             embedded += len(todo)

@@ -117,11 +117,17 @@ def _m004_provenance_register(db: sqlite3.Connection) -> None:
         db.execute("PRAGMA foreign_keys = ON")
 
 
+def _m005_text_vectors(db: sqlite3.Connection) -> None:
+    """Vectors of the sentences the extractive answerer scores, embedded at index time, by text hash."""
+    db.execute("CREATE TABLE text_vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+
+
 INDEX_MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_fragment_hashes_pages_generation,
     _m003_staged_fragments,
     _m004_provenance_register,
+    _m005_text_vectors,
 ]
 
 

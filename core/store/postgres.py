@@ -155,7 +155,12 @@ def _m002_runlog_and_state(db: psycopg.Connection[Any]) -> None:
     db.execute("CREATE TABLE stamps (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL)")
 
 
-MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state]
+def _m003_text_vectors(db: psycopg.Connection[Any]) -> None:
+    """Vectors of the sentences the extractive answerer scores, embedded at index time, by text hash."""
+    db.execute("CREATE TABLE text_vectors (hash TEXT PRIMARY KEY, vector BYTEA NOT NULL)")
+
+
+MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state, _m003_text_vectors]
 
 
 def migrate(db: psycopg.Connection[Any], migrations: list[Migration] = MIGRATIONS) -> list[str]:
@@ -301,6 +306,7 @@ class PostgresIndex:
     def reset(self, embedder_id: str) -> None:
         with self._use() as db:
             db.execute("DELETE FROM documents")
+            db.execute("DELETE FROM text_vectors")
             db.execute(
                 "INSERT INTO meta VALUES ('embedder', %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (embedder_id,),
@@ -339,6 +345,23 @@ class PostgresIndex:
                 "SELECT DISTINCT ON (hash) hash, embedding FROM fragments WHERE hash = ANY(%s)", (unique,)
             ).fetchall()
         return {digest: _array(vector) for digest, vector in rows}
+
+    def text_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        with self._use() as db:
+            rows = db.execute("SELECT hash, vector FROM text_vectors WHERE hash = ANY(%s)", (unique,)).fetchall()
+        return {digest: np.frombuffer(bytes(blob), dtype=np.float32) for digest, blob in rows}
+
+    def put_text_vectors(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self._use() as db:
+            db.cursor().executemany(
+                "INSERT INTO text_vectors VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING",
+                [(digest, vector.astype(np.float32).tobytes()) for digest, vector in items],
+            )
 
     def mark_indexing(self, document: Document) -> None:
         with self._use() as db:

@@ -209,6 +209,7 @@ class SQLiteIndex:
     def reset(self, embedder_id: str) -> None:
         with self._lock, self.db:
             self.db.execute("DELETE FROM documents")
+            self.db.execute("DELETE FROM text_vectors")
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (embedder_id,))
             self.db.execute("DELETE FROM meta WHERE key = 'dimension'")
             self._bump()
@@ -236,6 +237,29 @@ class SQLiteIndex:
                 ):
                     found[digest] = np.frombuffer(blob, dtype=np.float32)
         return found
+
+    def text_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            for start in range(0, len(unique), _CHUNK):
+                chunk = unique[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                try:
+                    rows = self.db.execute(f"SELECT hash, vector FROM text_vectors WHERE hash IN ({marks})", chunk)
+                    found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
+                except sqlite3.DatabaseError as exc:
+                    raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
+        return found
+
+    def put_text_vectors(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self._lock, self.db:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO text_vectors VALUES (?, ?)",
+                [(digest, vector.astype(np.float32).tobytes()) for digest, vector in items],
+            )
 
     def mark_indexing(self, document: Document) -> None:
         with self._lock, self.db:

@@ -148,7 +148,7 @@ def test_a_one_line_edit_re_embeds_only_the_fragment_that_changed(tmp_path, writ
     (kb / "guide.md").write_text(f"# Guide\n\n{sections.replace('number 3', 'number 33')}\n", encoding="utf-8")
     report = sync(kb, index, fake_embedder)
     assert (report.updated, report.embedded) == (1, 1)
-    assert fake_embedder.texts - before == 1
+    assert fake_embedder.texts - before == 2, "the changed fragment and its one changed sentence, nothing else"
     assert any("number 33" in f.text for f in index.load().fragments)
 
 
@@ -201,3 +201,18 @@ def test_another_process_re_indexing_is_noticed_by_the_next_search(tmp_path, wri
     public = serving.retrieve(question, SCOPES["public"], floor=-1.0).hits
     assert public == [], "a document made internal or deleted is never quoted to the public again"
     serving.close()
+
+
+def test_sentences_are_embedded_at_index_time_so_an_answer_embeds_only_its_question(tmp_path, write_kb):
+    from core.extractive import ExtractiveAnswerer
+    from tests.fakes import FakeEmbedder
+
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "data")
+    KnowledgeBase(settings, FakeEmbedder()).sync()
+    model = FakeEmbedder()  # a new process: nothing in memory, the index on disk
+    base = KnowledgeBase(settings, model)
+    hits = base.retrieve("how much do oak fronts cost", SCOPES["public"], floor=0.1).hits
+    draft = ExtractiveAnswerer(base.embedder, 0.3).answer("how much do oak fronts cost", hits)
+    assert draft.found and "185 EUR" in draft.claims[0].quote
+    assert model.texts == 1, "only the question went to the model; the sentences were stored at index time"

@@ -166,7 +166,8 @@ def test_a_big_document_is_embedded_in_batches_and_swapped_in_whole(tmp_path, wr
     embedder = Watching()
     report = sync(kb, SQLiteIndex(path), embedder)
     assert report.updated == 1
-    assert max(embedder.sizes) <= FRAGMENT_BATCH and len(embedder.sizes) == 4
+    # 4 batches of fragments, and the sentences of each batch (stored for the answerer), never more at once.
+    assert max(embedder.sizes) <= FRAGMENT_BATCH and sum(embedder.sizes) >= count
     assert all(seen == {"old", str(count)} for seen in embedder.seen), "a reader saw a half-written version"
     after = SQLiteIndex(path).load()
     assert len(after.fragments) == count and {f.text.split()[0] for f in after.fragments} == {"new"}
