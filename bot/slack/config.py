@@ -83,4 +83,7 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
     if odd:
         raise ConfigError(f"SLACK_ADMIN_USERS must list Slack user ids such as U0123ABCD, not {', '.join(odd)}.")
     digest = get("VERBATIM_DIGEST_CHANNEL")  # a channel id (C0123ABCD) or name (#kb-owners): Slack takes both
+    if digest and digest in channels:
+        # The digest quotes refused questions from every surface and names internal sections: staff only.
+        raise ConfigError("VERBATIM_DIGEST_CHANNEL must be a staff channel, not one of SLACK_PUBLIC_CHANNELS.")
     return SlackSettings(bot_token, mode, app_token, signing_secret, port, api_url, channels, admins, digest)

@@ -10,6 +10,7 @@ import asyncio
 import logging
 
 from telegram import Bot, BotCommand, BotCommandScopeChat, Update
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
@@ -44,6 +45,10 @@ class Admin:
                 conversation_hash(f"telegram-user:{user.id if user else message.chat_id}"),
             )
             await message.reply_text(presenter.NOT_ALLOWED)
+            return
+        if message.chat.type != ChatType.PRIVATE:
+            # The report names refused questions from every surface (staff DMs too) and internal sections.
+            await message.reply_text(presenter.ADMIN_PRIVATE_ONLY)
             return
         if sub not in SUBCOMMANDS:
             await message.reply_text(presenter.ADMIN_USAGE)

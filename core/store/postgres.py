@@ -371,6 +371,14 @@ class PostgresIndex:
                 (document.path, document.sha256, document.size),
             )
             db.execute("UPDATE documents SET state = 'indexing' WHERE path = %s", (document.path,))
+            if document.audience != "public":
+                # Narrowing takes effect now: the old version stays searchable until the swap, never to the public.
+                narrowed = db.execute(
+                    "UPDATE documents SET audience = %s WHERE path = %s AND audience != %s",
+                    (document.audience, document.path, document.audience),
+                ).rowcount
+                if narrowed:
+                    self._bump(db)
             # Batches left staged by a run that died half-way are never swapped in.
             db.execute(
                 "DELETE FROM fragments WHERE staged != 0 AND document_id = (SELECT id FROM documents WHERE path = %s)",

@@ -106,6 +106,17 @@ def _damage(path: Path) -> str | None:
     return None
 
 
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether an error says the file itself is damaged, as opposed to busy, locked or out of space."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return True
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.OperationalError) and not any(w in text for w in ("malformed", "not a database")):
+        return False
+    return not name or name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_IOERR_SHORT_READ"))
+
+
 class SQLiteIndex:
     """One SQLite file; opening a damaged file raises IndexCorrupt."""
 
@@ -117,7 +128,7 @@ class SQLiteIndex:
             self.db = sqlite3.connect(path, check_same_thread=False)
             self.db.execute("PRAGMA foreign_keys = ON")
             self.db.execute("PRAGMA journal_mode = WAL")
-            migrate(self.db, INDEX_MIGRATIONS)
+            migrate(self.db, INDEX_MIGRATIONS, lock=path.with_name(path.name + ".lock"))
             # Not `PRAGMA quick_check`: it reads every page, seconds to minutes at 100,000 fragments, on
             # every CLI call and bot start. The header and meta table are checked; deeper damage surfaces
             # as an error on the first read, which rebuilds the index the same way.
@@ -125,6 +136,8 @@ class SQLiteIndex:
             if damage:
                 raise sqlite3.DatabaseError(damage)
         except sqlite3.DatabaseError as exc:
+            if not _is_damage(exc):  # busy, locked, a full disk: not a reason to set a live file aside
+                raise IndexFileError(f"The index file {path} can't be opened ({exc}).") from exc
             raise IndexCorrupt(f"The index file {path} is damaged ({exc}).") from exc
         except OSError as exc:
             raise IndexFileError(f"The index file {path} can't be opened ({exc.strerror}).") from exc
@@ -270,6 +283,14 @@ class SQLiteIndex:
                 (document.path, document.sha256, document.size),
             )
             self.db.execute("UPDATE documents SET state = 'indexing' WHERE path = ?", (document.path,))
+            if document.audience != "public":
+                # Narrowing takes effect now: the old version stays searchable until the swap, never to the public.
+                narrowed = self.db.execute(
+                    "UPDATE documents SET audience = ? WHERE path = ? AND audience != ?",
+                    (document.audience, document.path, document.audience),
+                ).rowcount
+                if narrowed:
+                    self._bump()
             # Batches left staged by a run that died half-way are never swapped in.
             self.db.execute(
                 "DELETE FROM fragments WHERE staged != 0 AND document_id = (SELECT id FROM documents WHERE path = ?)",
@@ -501,7 +522,7 @@ class SQLiteLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0)
             self.db.execute("PRAGMA journal_mode = WAL")
-            migrate(self.db, RUNLOG_MIGRATIONS)
+            migrate(self.db, RUNLOG_MIGRATIONS, lock=self.path.with_name(self.path.name + ".lock"))
         except sqlite3.DatabaseError as exc:
             raise RunLogError(
                 f"The run log {self.path} can't be opened ({exc}); it is left untouched — "

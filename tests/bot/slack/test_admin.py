@@ -90,6 +90,8 @@ def test_admin_ids_are_checked_at_start_up():
     with pytest.raises(ConfigError, match="SLACK_ADMIN_USERS must list Slack user ids"):
         slack_settings({**env, "SLACK_ADMIN_USERS": "@alice"})
     assert slack_settings({**env, "VERBATIM_DIGEST_CHANNEL": "C0DIGEST"}).digest_channel == "C0DIGEST"
+    with pytest.raises(ConfigError, match="VERBATIM_DIGEST_CHANNEL must be a staff channel"):
+        slack_settings({**env, "VERBATIM_DIGEST_CHANNEL": "C0PUB", "SLACK_PUBLIC_CHANNELS": "C0PUB"})
 
 
 # --- the weekly digest ------------------------------------------------------------------------------

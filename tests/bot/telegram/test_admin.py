@@ -9,7 +9,7 @@ from bot import presenter
 from bot.telegram.config import telegram_settings
 from core import ConfigError
 from core.knowledge import SCOPES
-from tests.bot.telegram.conftest import TOKEN, polling, private_message, start, stop
+from tests.bot.telegram.conftest import TOKEN, group_message, polling, private_message, start, stop
 
 ADMIN = 501
 
@@ -47,6 +47,14 @@ def test_reindex_for_an_admin_says_so_then_replies_with_the_sync_report(make_app
     first, report = asyncio.run(replies(make_application, bot_api, [command("/verbatim reindex", ADMIN)], 2))
     assert first["text"] == presenter.REINDEX_STARTED
     assert report["text"].startswith("Re-read the documents: 0 added, 0 updated,")
+
+
+def test_an_admin_in_a_group_is_told_to_ask_privately_and_the_group_sees_no_report(make_application, bot_api, pipeline):
+    pipeline.ask("do you gift wrap orders?", SCOPES["public"], "telegram")
+    entities = [{"type": "bot_command", "offset": 0, "length": len("/verbatim")}]
+    in_group = group_message("/verbatim gaps", uid=ADMIN, entities=entities)
+    [sent] = asyncio.run(replies(make_application, bot_api, [in_group], 1))
+    assert sent["text"] == presenter.ADMIN_PRIVATE_ONLY and "gift" not in sent["text"]
 
 
 def test_gaps_for_an_admin(make_application, bot_api, pipeline):

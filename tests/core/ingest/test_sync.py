@@ -216,3 +216,20 @@ def test_sentences_are_embedded_at_index_time_so_an_answer_embeds_only_its_quest
     draft = ExtractiveAnswerer(base.embedder, 0.3).answer("how much do oak fronts cost", hits)
     assert draft.found and "185 EUR" in draft.claims[0].quote
     assert model.texts == 1, "only the question went to the model; the sentences were stored at index time"
+
+
+def test_a_document_made_internal_is_never_public_again_even_if_its_re_index_fails(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    narrowed = PRICES.replace("audience: public", "audience: internal").replace("185", "199")
+
+    class Exploding(FakeEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("power cut")
+
+    (kb / "prices.md").write_text(narrowed, encoding="utf-8")
+    with pytest.raises(RuntimeError):
+        sync(kb, index, Exploding())
+    by_document = {f.document: f.audience for f in index.load().fragments}
+    assert by_document == {"prices.md": "internal", "warranty.md": "public"}, "the old version, for staff only"

@@ -88,3 +88,13 @@ def test_importing_core_opens_no_database():
     code = "import core, sys; print('sqlite3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd())
     assert out.stdout.strip() == "False"
+
+
+def test_processes_opening_one_new_data_folder_together_all_succeed_and_set_nothing_aside(tmp_path):
+    """The Slack and Telegram bots start at once after an upgrade: migrations run one after the other."""
+    code = "import sys; from core.store import open_store; open_store(sys.argv[1]).close()"
+    for round_ in range(3):
+        folder = tmp_path / f"data-{round_}"
+        started = [subprocess.Popen([sys.executable, "-c", code, str(folder)]) for _ in range(4)]
+        assert [p.wait(120) for p in started] == [0, 0, 0, 0]
+        assert not list(folder.glob("*.corrupt-*")), "a live index was moved aside"
