@@ -71,9 +71,14 @@ def decide(
     question: str,
     hits: Sequence[Hit],
     timings: dict[str, float] | None = None,
+    said: str | None = None,
 ) -> Verdict:
     """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification
-    (with the calculations checked against the verified quotes)."""
+    (with the calculations checked against the verified quotes).
+
+    `said` is what the user wrote (this question and the conversation's earlier ones): a quantity
+    "from your question" must stand there, not only in a model's rewrite of it.
+    """
     timings = {} if timings is None else timings
     if not hits:
         return Verdict("no_match")  # barrier 1: nothing to improvise from, so no model is called
@@ -85,7 +90,7 @@ def decide(
     mark = time.perf_counter()
     # Calculations are checked against the quotes that verify, then statements may cite their results;
     # a calculation whose quotes are not all shown goes, and what cited it is checked again without it.
-    calculations, dropped = check_all(draft.calculations, draft.claims, hits, question)
+    calculations, dropped = check_all(draft.calculations, draft.claims, hits, question if said is None else said)
     while True:
         backed = [text for c in calculations for text in backing(c)]
         statements, discarded = verify(draft.claims, list(hits), backed)
@@ -193,7 +198,8 @@ class Pipeline:
                 retrieval = self.knowledge.retrieve(standalone, scope)
                 timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
                 hits = retrieval.hits
-                verdict = decide(self.answerer, standalone, hits, timings)
+                said = " ".join([*(turn.question for turn in history), question])
+                verdict = decide(self.answerer, standalone, hits, timings, said=said)
                 # Dated here, not in decide(): whether a document is past review depends on today and settings.
                 dated = date_quotes(verdict.statements, hits, self.settings.review_days)
                 verdict = replace(verdict, statements=dated)

@@ -90,3 +90,22 @@ def test_calculations_are_capped_and_a_malformed_one_is_dropped_not_fatal():
     assert len(draft.calculations) == MAX_CALCULATIONS
     draft = parse_draft('{"found": true, "statements": [], "calculations": [{"inputs": 1}]}')
     assert draft.calculations == ()
+
+
+def test_a_quantity_only_the_models_rewrite_states_is_not_from_the_question(llm, fake_server):
+    """The user never said "3 m": the rewrite of the follow-up did, and that is the model's word, not theirs."""
+    answering = replying("310 EUR per running metre")
+
+    def handler(request):
+        if "standalone question" in request.body["messages"][0]["content"]:
+            return chat_reply({"question": QUESTION})
+        return answering(request)
+
+    fake_server.handler = handler
+    from core.answers import Turn
+
+    history = [Turn("How much is an oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
+    answer = llm.answer("and with delivery 30 km away, for my kitchen?", PUBLIC, history)
+    assert answer.standalone_question == QUESTION
+    assert answer.calculations == () and answer.calculations_dropped == 1
+    assert "1,015.00" not in " ".join(s.text for s in answer.statements)
