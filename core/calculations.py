@@ -420,6 +420,9 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
             if len({r.unit for _, r in held}) > 1:
                 raise CalculationRefused(f"input {key}: {source.figure!r} stands in its quote with different units")
             quote, reading = held[0]
+            if reading.qualified:
+                # "45 EUR per hour per fitter": a rate with a second qualifier can't be multiplied out safely.
+                raise CalculationRefused(f"input {key}: {reading.text!r} is a rate with more than one 'per'")
         else:
             spec = _one_figure(source.text, f"input {key}:")
             found = _find(spec, question_figures)

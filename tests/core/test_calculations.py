@@ -149,3 +149,11 @@ def test_a_checked_calculation_links_each_input_to_its_quote_or_the_question():
 def test_an_input_that_is_not_where_it_points_is_refused_with_a_reason(kwargs, quotes, reason):
     with pytest.raises(CalculationRefused, match=reason):
         check(proposal(**kwargs), "How much are 3 m of oak worktop?", quotes)
+
+
+def test_a_rate_with_two_pers_is_not_multiplied_out():
+    """'45 EUR per hour per fitter' × 3 h would leave the fitters out: refused, the quote alone is shown."""
+    fitters = Quote("Fitting costs 45 EUR per hour per fitter.", 8, "faq.md", "FAQ", ("Fitting",), 1, 2)
+    hourly = Proposal("fitting", "hours * rate", (("hours", StatedInput("3 h")), ("rate", FigureInput(1, "45 EUR"))))
+    with pytest.raises(CalculationRefused, match="more than one 'per'"):
+        check(hourly, "How much is fitting for 3 h?", {1: [fitters]})
