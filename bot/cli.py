@@ -326,8 +326,8 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 
 def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     entries = []
-    if settings.data_dir.is_dir():
-        store = open_store(settings.data_dir)
+    if settings.database_url or settings.data_dir.is_dir():
+        store = open_store(settings.data_dir, settings.database_url)
         entries = store.runlog.tail(args.tail)
         store.close()
     if not entries:

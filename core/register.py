@@ -95,8 +95,8 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     with any, a folder without an indexed public document needs attention.
     """
     records: list[DocumentRecord] = []
-    if (settings.data_dir / INDEX_FILE).is_file():
-        store = open_store(settings.data_dir)
+    if settings.database_url or (settings.data_dir / INDEX_FILE).is_file():
+        store = open_store(settings.data_dir, settings.database_url)
         try:
             records = store.index.register()
         finally:
@@ -163,12 +163,12 @@ def _unreadable_metadata(record: DocumentRecord) -> list[Attention]:
 def sweep_data(settings: Settings, apply: bool = False) -> Leftovers:
     """What nothing refers to in the data folder; removed only with `apply`. A missing folder holds nothing."""
     data = settings.data_dir
-    if not data.is_dir():
+    if not data.is_dir() and not settings.database_url:
         return Leftovers(Unreferenced(), (), applied=apply)
     corrupt = sorted(p for p in data.glob("*.corrupt-*") if p.is_file())
     index = Unreferenced()
-    if (data / INDEX_FILE).is_file():
-        store = open_store(data)
+    if settings.database_url or (data / INDEX_FILE).is_file():
+        store = open_store(data, settings.database_url)
         try:
             index = store.index.drop_unreferenced() if apply else store.index.unreferenced()
         finally:

@@ -325,3 +325,28 @@ def test_the_database_url_is_read_checked_and_never_shown():
     assert from_env({}).database_url == ""
     with pytest.raises(ConfigError, match="must start with postgresql://"):
         from_env({"VERBATIM_DATABASE_URL": "mysql://db"})
+
+
+def test_log_status_and_sweep_read_the_database_not_a_data_folder(database_url, tmp_path, write_kb, monkeypatch):
+    """With VERBATIM_DATABASE_URL set, the operator's commands show the shared store (no local files)."""
+    import io
+
+    from bot.cli import main
+    from core.knowledge import KnowledgeBase
+    from core.pipeline import Pipeline
+    from core.settings import Settings
+    from tests.fakes import FakeEmbedder
+
+    kb = write_kb({"prices.md": PRICES})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "nowhere", database_url=database_url)
+    pipeline = Pipeline(settings, KnowledgeBase(settings, FakeEmbedder()))
+    pipeline.knowledge.sync()
+    pipeline.answer("how much are oak fronts per m2?", frozenset({"public"}), surface="telegram")
+    pipeline.close()
+    monkeypatch.setenv("VERBATIM_DATABASE_URL", database_url)
+    common = ["--knowledge", str(kb), "--data", str(tmp_path / "nowhere")]
+    for command, expected in (("log", "how much are oak fronts"), ("status", "prices.md"), ("sweep", "")):
+        out = io.StringIO()
+        assert main([command, *common], out=out) in (0, 1)
+        assert expected in out.getvalue()
+    assert not (tmp_path / "nowhere").exists(), "nothing was created or read on the local disk"
