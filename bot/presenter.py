@@ -41,6 +41,7 @@ APOLOGY = "Sorry, something went wrong while I was answering. It has been logged
 FEEDBACK_THANKS = "Thanks, your feedback was recorded."
 FEEDBACK_UNKNOWN = "That answer is no longer in the log."
 SHARE_LABEL = "Post to channel"
+SHARE_REFUSED = "This answer can't be posted here: it may quote documents this channel can't read."
 
 
 def languages_note(language: str, readable: Sequence[str]) -> str:

@@ -263,6 +263,7 @@ class Answer:
     error: str = ""  # for reason "error": one sentence for the operator (never a key); chat users see an apology
     language: str = ""  # for reason "language": the ISO code the question seems to be written in
     languages: tuple[str, ...] = ()  # for reason "language": the codes questions may be asked in
+    scope: tuple[str, ...] = ()  # the audiences the answer could read ("public", "internal"); () when unknown
     calculations: tuple[Calculation, ...] = ()  # computed by code from verified quotes and the question
     calculations_dropped: int = 0  # proposed calculations that failed their checks
 

@@ -116,6 +116,7 @@ def build_answer(
     standalone: str = "",
     timings: dict[str, float] | None = None,
     earlier_calls: int = 0,
+    scope: frozenset[str] = frozenset(),
 ) -> Answer:
     """The Answer value for a verdict; a refusal that retrieved something names the closest sections."""
     closest: tuple[str, ...] = ()
@@ -138,6 +139,7 @@ def build_answer(
         language=verdict.language,
         languages=verdict.languages,
         calculations=verdict.calculations,
+        scope=tuple(sorted(scope)),
         calculations_dropped=verdict.calculations_dropped,
     )
 
@@ -211,7 +213,14 @@ class Pipeline:
             verdict = Verdict("error", model_calls=made, error=str(exc))
         timings["total"] = (time.perf_counter() - started) * 1000
         answer = build_answer(
-            question, verdict, hits, self.answerer.name, standalone=standalone, timings=timings, earlier_calls=calls
+            question,
+            verdict,
+            hits,
+            self.answerer.name,
+            standalone=standalone,
+            timings=timings,
+            earlier_calls=calls,
+            scope=scope,
         )
         self.runlog.record(answer, surface, conversation)
         return answer

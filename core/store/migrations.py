@@ -214,4 +214,15 @@ def _m004_entries_calculations(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE entries ADD COLUMN calculations TEXT NOT NULL DEFAULT '[]'")
 
 
-RUNLOG_MIGRATIONS: list[Migration] = [_m001_entries, _m002_bot_state, _m003_report_reads, _m004_entries_calculations]
+def _m005_entries_scope(db: sqlite3.Connection) -> None:
+    """The audiences an answer could read, so it is never re-posted where a narrower scope applies."""
+    db.execute("ALTER TABLE entries ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+
+
+RUNLOG_MIGRATIONS: list[Migration] = [
+    _m001_entries,
+    _m002_bot_state,
+    _m003_report_reads,
+    _m004_entries_calculations,
+    _m005_entries_scope,
+]

@@ -160,7 +160,12 @@ def _m003_text_vectors(db: psycopg.Connection[Any]) -> None:
     db.execute("CREATE TABLE text_vectors (hash TEXT PRIMARY KEY, vector BYTEA NOT NULL)")
 
 
-MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state, _m003_text_vectors]
+def _m004_entries_scope(db: psycopg.Connection[Any]) -> None:
+    """The audiences an answer could read, so it is never re-posted where a narrower scope applies."""
+    db.execute("ALTER TABLE entries ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+
+
+MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state, _m003_text_vectors, _m004_entries_scope]
 
 
 def migrate(db: psycopg.Connection[Any], migrations: list[Migration] = MIGRATIONS) -> list[str]:
@@ -664,12 +669,13 @@ class PostgresLog:
             answer.answerer,
             answer.model_calls,
             json.dumps([c.to_json() for c in answer.calculations], ensure_ascii=False),
+            ",".join(answer.scope),
         )
         with self._use() as db:
             db.execute(
                 "INSERT INTO entries (id, at, surface, conversation, question, standalone_question, kind, reason, "
-                "statements, discarded, fragments, timings, answerer, model_calls, calculations) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "statements, discarded, fragments, timings, answerer, model_calls, calculations, scope) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 row,
             )
 
@@ -701,7 +707,7 @@ class PostgresLog:
     def answer(self, answer_id: str) -> Answer | None:
         with self._use() as db:
             row = db.execute(
-                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations "
+                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope "
                 "FROM entries WHERE id = %s",
                 (answer_id,),
             ).fetchone()
@@ -718,6 +724,7 @@ class PostgresLog:
             timings_ms=json.loads(row[7]),
             answerer=row[6],
             calculations=tuple(Calculation.from_json(c) for c in json.loads(row[8])),
+            scope=tuple(a for a in row[9].split(",") if a),
         )
 
     def tail(self, n: int = 10) -> list[Entry]:

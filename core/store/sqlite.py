@@ -585,13 +585,14 @@ class SQLiteLog:
             answer.answerer,
             answer.model_calls,
             json.dumps([c.to_json() for c in answer.calculations], ensure_ascii=False),
+            ",".join(answer.scope),
         )
         try:
             with self._writing():
                 self.db.execute(
                     "INSERT INTO entries (id, at, surface, conversation, question, standalone_question, kind, reason, "
-                    "statements, discarded, fragments, timings, answerer, model_calls, calculations) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "statements, discarded, fragments, timings, answerer, model_calls, calculations, scope) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
         except sqlite3.Error as exc:
@@ -625,7 +626,7 @@ class SQLiteLog:
     def answer(self, answer_id: str) -> Answer | None:
         with self._reading():
             row = self.db.execute(
-                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations "
+                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope "
                 "FROM entries WHERE id = ?",
                 (answer_id,),
             ).fetchone()
@@ -642,6 +643,7 @@ class SQLiteLog:
             timings_ms=json.loads(row[7]),
             answerer=row[6],
             calculations=tuple(Calculation.from_json(c) for c in json.loads(row[8])),
+            scope=tuple(a for a in row[9].split(",") if a),
         )
 
     def tail(self, n: int = 10) -> list[Entry]:

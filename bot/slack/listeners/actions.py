@@ -41,6 +41,12 @@ def on_share(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: Web
     user = (body.get("user") or {}).get("id")
     if answer is None or not channel:
         return
+    if not answer.scope or not set(answer.scope) <= deps.scope_for(channel):
+        # The answer may quote documents this channel may not read (it became public since, or the
+        # answer predates recorded scopes): never post it here.
+        if user:
+            client.chat_postEphemeral(channel=channel, user=user, text=presenter.SHARE_REFUSED)
+        return
     header = {
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": presenter.shared_by(f"<@{user}>", render.escape(answer.question))}],

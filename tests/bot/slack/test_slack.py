@@ -3,6 +3,7 @@ import threading
 
 import httpx
 
+from bot import presenter
 from bot.slack import start_http_server
 from bot.slack.listeners import question_text
 from bot.slack.render import BLOCK_LIMIT, TEXT_LIMIT, escape, messages
@@ -279,3 +280,24 @@ def test_fifty_events_at_once_are_each_answered_once(make_app, fake_slack, pipel
     drain(app)  # a fifty-first post, had any event been answered twice, has been made by now
     posts = fake_slack.calls("chat.postMessage")
     assert sorted(p.body["thread_ts"] for p in posts) == sorted(f"1700000100.{i:06d}" for i in range(50))
+
+
+def test_an_answer_is_not_posted_to_a_channel_that_became_public_since(make_app, fake_slack):
+    """Asked with /ask in a staff channel; by the time "Post to channel" is pressed, the channel is public."""
+    body = form(
+        command="/ask",
+        text="what discount may sales staff give?",
+        channel_id="C1",
+        user_id="U1",
+        team_id="T1",
+        response_url="http://127.0.0.1:9/unused",
+        trigger_id="t",
+    )
+    dispatch(make_app(), body, "application/x-www-form-urlencoded")
+    ephemeral = fake_slack.wait_for("chat.postEphemeral")[0].body
+    share = next(b for b in ephemeral["blocks"] if b["type"] == "actions")["elements"][0]
+    now_public = make_app(public_channels=frozenset({"C1"}))
+    dispatch(now_public, block_action("verbatim_share", share["value"]), "application/x-www-form-urlencoded")
+    refusal = fake_slack.wait_for("chat.postEphemeral", 2)[1].body
+    assert refusal["text"] == presenter.SHARE_REFUSED
+    assert fake_slack.calls("chat.postMessage") == []
