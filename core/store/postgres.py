@@ -38,11 +38,21 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extra
         "VERBATIM_DATABASE_URL names PostgreSQL, but its client isn't installed: pip install 'verbatim[postgres]'."
     ) from exc
 
-from core.answers import REFUSED_TURN, Answer, Calculation, Statement, Turn
+from core.answers import Answer, Turn
 from core.errors import ConfigError, IndexFileError, RunLogError, VerbatimError
 from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
 from core.review import dated
 from core.store import DocumentRecord, Entry, KnownDocument, Logged, Unreferenced, conversation_hash
+from core.store.rows import (
+    ANSWER_COLUMNS,
+    ENTRY_COLUMNS,
+    answer_from,
+    entry_from,
+    entry_values,
+    logged_from,
+    now,
+    turns_from,
+)
 
 if TYPE_CHECKING:
     from core.ingest.readers import Document
@@ -54,10 +64,6 @@ MIGRATION_LOCK = 0x5645_5242_4D49_4701  # applying schema migrations
 INDEXER_LOCK = 0x5645_5242_494E_4401  # one indexer at a time
 
 Migration = Callable[["psycopg.Connection[Any]"], None]
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _where(url: str) -> str:
@@ -180,7 +186,7 @@ def migrate(db: psycopg.Connection[Any], migrations: list[Migration] = MIGRATION
             if step.__name__ not in done:
                 with db.transaction():
                     step(db)
-                    db.execute("INSERT INTO _migrations VALUES (%s, %s)", (step.__name__, _now()))
+                    db.execute("INSERT INTO _migrations VALUES (%s, %s)", (step.__name__, now()))
                 applied.append(step.__name__)
     finally:
         db.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
@@ -653,28 +659,10 @@ class PostgresLog:
         return self.database.use(RunLogError)
 
     def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
-        row = (
-            answer.id,
-            _now(),
-            surface,
-            conversation_hash(conversation) if conversation else None,
-            answer.question,
-            answer.standalone_question or answer.question,
-            answer.kind,
-            answer.reason,
-            json.dumps([s.to_json() for s in answer.statements], ensure_ascii=False),
-            answer.discarded,
-            json.dumps([[h.fragment_id, round(h.score, 4)] for h in answer.retrieved]),
-            json.dumps({k: round(v, 2) for k, v in answer.timings_ms.items()}),
-            answer.answerer,
-            answer.model_calls,
-            json.dumps([c.to_json() for c in answer.calculations], ensure_ascii=False),
-            ",".join(answer.scope),
-        )
+        row = entry_values(answer, surface, conversation)
         with self._use() as db:
             db.execute(
-                "INSERT INTO entries (id, at, surface, conversation, question, standalone_question, kind, reason, "
-                "statements, discarded, fragments, timings, answerer, model_calls, calculations, scope) "
+                f"INSERT INTO entries ({ENTRY_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 row,
             )
@@ -687,7 +675,7 @@ class PostgresLog:
                 return False
             db.execute(
                 "INSERT INTO feedback VALUES (%s, %s, %s, %s, %s)",
-                (answer_id, _now(), surface, value, conversation_hash(who) if who else None),
+                (answer_id, now(), surface, value, conversation_hash(who) if who else None),
             )
         return True
 
@@ -698,34 +686,15 @@ class PostgresLog:
                 "ORDER BY at DESC, seq DESC LIMIT %s",
                 (conversation_hash(conversation), limit),
             ).fetchall()
-        turns = []
-        for question, kind, statements in reversed(rows):
-            texts = [s["text"] for s in json.loads(statements)]
-            turns.append(Turn(question, " ".join(texts) if kind == "answered" else REFUSED_TURN))
-        return turns
+        return turns_from(rows)
 
     def answer(self, answer_id: str) -> Answer | None:
         with self._use() as db:
             row = db.execute(
-                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope "
-                "FROM entries WHERE id = %s",
+                f"SELECT {ANSWER_COLUMNS} FROM entries WHERE id = %s",
                 (answer_id,),
             ).fetchone()
-        if row is None:
-            return None
-        return Answer(
-            id=row[0],
-            question=row[1],
-            kind=row[2],
-            reason=row[3],
-            statements=tuple(Statement.from_json(s) for s in json.loads(row[4])),
-            discarded=row[5],
-            retrieved=(),
-            timings_ms=json.loads(row[7]),
-            answerer=row[6],
-            calculations=tuple(Calculation.from_json(c) for c in json.loads(row[8])),
-            scope=tuple(a for a in row[9].split(",") if a),
-        )
+        return None if row is None else answer_from(row)
 
     def tail(self, n: int = 10) -> list[Entry]:
         with self._use() as db:
@@ -735,10 +704,7 @@ class PostgresLog:
                 "FROM entries e ORDER BY e.at DESC, e.seq DESC LIMIT %s",
                 (n,),
             ).fetchall()
-        return [
-            Entry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], json.loads(r[9]), r[10] or "")
-            for r in reversed(rows)
-        ]
+        return [entry_from(r) for r in reversed(rows)]
 
     def since(self, at: str) -> list[Logged]:
         with self._use() as db:
@@ -750,23 +716,7 @@ class PostgresLog:
                 "FROM entries e WHERE e.at >= %s ORDER BY e.at, e.seq",
                 (at,),
             ).fetchall()
-        return [
-            Logged(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                r[5],
-                r[6],
-                json.loads(r[7]),
-                tuple((int(f), float(score)) for f, score in json.loads(r[8])),
-                json.loads(r[9]),
-                int(r[10]),
-                int(r[11]),
-            )
-            for r in rows
-        ]
+        return [logged_from(r) for r in rows]
 
     # --- bot state --------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.answers import REFUSED_TURN, Answer, Calculation, Statement, Turn
+from core.answers import Answer, Turn
 from core.errors import IndexCorrupt, IndexFileError, RunLogError
 from core.retrieval import Corpus, Fragment
 from core.review import dated
@@ -39,6 +39,16 @@ from core.store import (
     conversation_hash,
 )
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate
+from core.store.rows import (
+    ANSWER_COLUMNS,
+    ENTRY_COLUMNS,
+    answer_from,
+    entry_from,
+    entry_values,
+    logged_from,
+    now,
+    turns_from,
+)
 
 if TYPE_CHECKING:
     from core.ingest.readers import Document
@@ -46,10 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _CHUNK = 500  # host parameters per IN (...) query, well under SQLite's limit
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -569,30 +575,11 @@ class SQLiteLog:
     # --- run log ----------------------------------------------------------------------------
 
     def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
-        row = (
-            answer.id,
-            _now(),
-            surface,
-            conversation_hash(conversation) if conversation else None,
-            answer.question,
-            answer.standalone_question or answer.question,
-            answer.kind,
-            answer.reason,
-            json.dumps([s.to_json() for s in answer.statements], ensure_ascii=False),
-            answer.discarded,
-            json.dumps([[h.fragment_id, round(h.score, 4)] for h in answer.retrieved]),
-            json.dumps({k: round(v, 2) for k, v in answer.timings_ms.items()}),
-            answer.answerer,
-            answer.model_calls,
-            json.dumps([c.to_json() for c in answer.calculations], ensure_ascii=False),
-            ",".join(answer.scope),
-        )
+        row = entry_values(answer, surface, conversation)
         try:
             with self._writing():
                 self.db.execute(
-                    "INSERT INTO entries (id, at, surface, conversation, question, standalone_question, kind, reason, "
-                    "statements, discarded, fragments, timings, answerer, model_calls, calculations, scope) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO entries ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
         except sqlite3.Error as exc:
@@ -606,7 +593,7 @@ class SQLiteLog:
                 return False
             self.db.execute(
                 "INSERT INTO feedback VALUES (?, ?, ?, ?, ?)",
-                (answer_id, _now(), surface, value, conversation_hash(who) if who else None),
+                (answer_id, now(), surface, value, conversation_hash(who) if who else None),
             )
         return True
 
@@ -617,34 +604,15 @@ class SQLiteLog:
                 "ORDER BY at DESC, rowid DESC LIMIT ?",
                 (conversation_hash(conversation), limit),
             ).fetchall()
-        turns = []
-        for question, kind, statements in reversed(rows):
-            texts = [s["text"] for s in json.loads(statements)]
-            turns.append(Turn(question, " ".join(texts) if kind == "answered" else REFUSED_TURN))
-        return turns
+        return turns_from(rows)
 
     def answer(self, answer_id: str) -> Answer | None:
         with self._reading():
             row = self.db.execute(
-                "SELECT id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope "
-                "FROM entries WHERE id = ?",
+                f"SELECT {ANSWER_COLUMNS} FROM entries WHERE id = ?",
                 (answer_id,),
             ).fetchone()
-        if row is None:
-            return None
-        return Answer(
-            id=row[0],
-            question=row[1],
-            kind=row[2],
-            reason=row[3],
-            statements=tuple(Statement.from_json(s) for s in json.loads(row[4])),
-            discarded=row[5],
-            retrieved=(),
-            timings_ms=json.loads(row[7]),
-            answerer=row[6],
-            calculations=tuple(Calculation.from_json(c) for c in json.loads(row[8])),
-            scope=tuple(a for a in row[9].split(",") if a),
-        )
+        return None if row is None else answer_from(row)
 
     def tail(self, n: int = 10) -> list[Entry]:
         with self._reading():
@@ -654,10 +622,7 @@ class SQLiteLog:
                 "FROM entries e ORDER BY e.at DESC, e.rowid DESC LIMIT ?",
                 (n,),
             ).fetchall()
-        return [
-            Entry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], json.loads(r[9]), r[10] or "")
-            for r in reversed(rows)
-        ]
+        return [entry_from(r) for r in reversed(rows)]
 
     def since(self, at: str) -> list[Logged]:
         with self._reading():
@@ -669,23 +634,7 @@ class SQLiteLog:
                 "FROM entries e WHERE e.at >= ? ORDER BY e.at, e.rowid",
                 (at,),
             ).fetchall()
-        return [
-            Logged(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                r[5],
-                r[6],
-                json.loads(r[7]),
-                tuple((int(f), float(score)) for f, score in json.loads(r[8])),
-                json.loads(r[9]),
-                r[10],
-                r[11],
-            )
-            for r in rows
-        ]
+        return [logged_from(r) for r in rows]
 
     # --- bot state ----------------------------------------------------------------------------
 
