@@ -103,7 +103,13 @@ class ExtractiveAnswerer:
                 break
             take(value, number, sentence)
         extra, proposals = propose(question, hits, chosen, lambda questions: self._score(questions, hits))
-        return Draft(found=True, claims=(*chosen, *extra), calculations=tuple(proposals))
+        claims = [*chosen, *extra]
+        if proposals:
+            # A computed answer shows the quotes its figures come from, not the neighbours that scored near them.
+            inputs = [source for p in proposals for _, source in p.inputs if isinstance(source, FigureInput)]
+            used = [c for c in claims if any(i.fragment == c.fragment and i.figure in c.quote for i in inputs)]
+            claims = used or claims
+        return Draft(found=True, claims=tuple(claims), calculations=tuple(proposals))
 
 
 # --- calculations: the common shapes, proposed for the code to check ---------------------------------

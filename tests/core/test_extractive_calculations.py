@@ -62,3 +62,10 @@ def test_when_unsure_which_figures_go_together_it_quotes_and_does_not_compute(ex
 def test_a_price_asked_for_something_the_documents_do_not_price_is_refused(extractive):
     answer = extractive.answer("How much do 4 m of laminate worktop cost?", PUBLIC)
     assert answer.kind == "refused" and not answer.calculations
+
+
+def test_a_computed_answer_quotes_only_what_its_figures_come_from(extractive):
+    answer = extractive.answer("How much are 3 m of oak worktop with delivery 30 km away?", PUBLIC)
+    assert [c.result for c in answer.calculations] == ["1015.00"]
+    quoted = [q.text for s in answer.statements for q in s.quotes]
+    assert quoted == ["Solid oak worktop, 38 mm: 310 EUR per running metre.", "Zone B, 15 to 50 km: 85 EUR."]
