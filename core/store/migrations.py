@@ -8,31 +8,31 @@ from __future__ import annotations
 import fcntl
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 Migration = Callable[[sqlite3.Connection], None]
 
 
-def migrate(db: sqlite3.Connection, migrations: list[Migration], lock: Path | None = None) -> None:
-    """Apply, in order, the migrations this database has not seen, each recorded by name.
+@contextmanager
+def one_process_at_a_time(database: Path) -> Iterator[None]:
+    """Processes opening one file at the same time (the Slack and Telegram bots after an upgrade)
+    set it up one after the other: the journal mode and the migrations; the second finds the work done.
 
-    With `lock` (a side file beside the database), processes opening one file at the same time
-    (the Slack and Telegram bots after an upgrade) migrate one after the other: the second finds
-    the work done. The side file, never the database, carries the lock: closing a handle on a
-    live SQLite file would drop this process's SQLite locks on it.
+    A side file, never the database, carries the lock: closing a handle on a live SQLite file
+    would drop this process's SQLite locks on it.
     """
-    if lock is None:
-        return _migrate(db, migrations)
-    with lock.open("a") as handle:
+    with database.with_name(database.name + ".lock").open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            _migrate(db, migrations)
+            yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _migrate(db: sqlite3.Connection, migrations: list[Migration]) -> None:
+def migrate(db: sqlite3.Connection, migrations: list[Migration]) -> None:
+    """Apply, in order, the migrations this database has not seen, each recorded by name."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
     for step in migrations:

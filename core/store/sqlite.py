@@ -38,7 +38,7 @@ from core.store import (
     Unreferenced,
     conversation_hash,
 )
-from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate
+from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
 from core.store.rows import (
     ANSWER_COLUMNS,
     ENTRY_COLUMNS,
@@ -133,8 +133,9 @@ class SQLiteIndex:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, check_same_thread=False)
             self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            migrate(self.db, INDEX_MIGRATIONS, lock=path.with_name(path.name + ".lock"))
+            with one_process_at_a_time(path):
+                self.db.execute("PRAGMA journal_mode = WAL")
+                migrate(self.db, INDEX_MIGRATIONS)
             # Not `PRAGMA quick_check`: it reads every page, seconds to minutes at 100,000 fragments, on
             # every CLI call and bot start. The header and meta table are checked; deeper damage surfaces
             # as an error on the first read, which rebuilds the index the same way.
@@ -527,8 +528,9 @@ class SQLiteLog:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            migrate(self.db, RUNLOG_MIGRATIONS, lock=self.path.with_name(self.path.name + ".lock"))
+            with one_process_at_a_time(self.path):
+                self.db.execute("PRAGMA journal_mode = WAL")
+                migrate(self.db, RUNLOG_MIGRATIONS)
         except sqlite3.DatabaseError as exc:
             raise RunLogError(
                 f"The run log {self.path} can't be opened ({exc}); it is left untouched — "
