@@ -52,7 +52,7 @@ def wait_until_up(port: int, process: subprocess.Popen[bytes], limit: float = 30
     raise SystemExit("a replica did not come up")
 
 
-def main(n: int, redeliver: int) -> None:
+def main(n: int, redeliver: int) -> dict[str, int]:
     import pgserver  # the dev extra
 
     posted: dict[str, int] = {}
@@ -114,7 +114,7 @@ def main(n: int, redeliver: int) -> None:
                 statuses.append(response.status_code)
 
             started = time.perf_counter()
-            with ThreadPoolExecutor(max_workers=50) as pool:
+            with client, ThreadPoolExecutor(max_workers=50) as pool:
                 list(pool.map(send, bodies))
             deadline = time.monotonic() + 300
             while len(posted) < n and time.monotonic() < deadline:
@@ -132,6 +132,7 @@ def main(n: int, redeliver: int) -> None:
     print(f"  lost: {n - len(posted)}; answered twice: {twice}")
     print(f"  ack p50 {np.percentile(ack_ms, 50):.1f} ms, p99 {np.percentile(ack_ms, 99):.1f} ms")
     print(f"  first event → all answered (+2 s watch for duplicates): {(finished - started):.1f} s")
+    return {"acked": statuses.count(200), "answered": len(posted), "lost": n - len(posted), "twice": twice}
 
 
 if __name__ == "__main__":

@@ -350,3 +350,17 @@ def test_log_status_and_sweep_read_the_database_not_a_data_folder(database_url, 
         assert main([command, *common], out=out) in (0, 1)
         assert expected in out.getvalue()
     assert not (tmp_path / "nowhere").exists(), "nothing was created or read on the local disk"
+
+
+def test_two_replicas_answer_each_event_once_when_redeliveries_go_to_the_other(pg_server, capsys):
+    """Two real `verbatim serve slack` processes on one database; a redelivery lands on the other replica."""
+    import importlib.util
+
+    from tests.conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("replicas", REPO / "benchmarks" / "replicas.py")
+    assert spec and spec.loader
+    replicas = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replicas)
+    figures = replicas.main(24, 8)
+    assert figures == {"acked": 32, "answered": 24, "lost": 0, "twice": 0}
