@@ -47,6 +47,7 @@ from core.store.rows import (
     ANSWER_COLUMNS,
     ENTRY_COLUMNS,
     answer_from,
+    document_values,
     entry_from,
     entry_values,
     logged_from,
@@ -431,7 +432,6 @@ class PostgresIndex:
 
     def commit(self, document: Document, count: int) -> None:
         token = self._token(document.path)
-        meta = document.meta
         with self._use() as db:  # one transaction: readers see the old fragments or the new, never neither
             doc_id = db.execute("SELECT id FROM documents WHERE path = %s FOR UPDATE", (document.path,)).fetchone()[0]
             staged = db.execute(
@@ -448,20 +448,7 @@ class PostgresIndex:
                 "meta_sha256 = %s, size = %s, state = 'indexed', error = NULL, "
                 "indexed_at = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), "
                 "licence = %s, review_every = %s, modified = %s WHERE id = %s",
-                (
-                    document.title,
-                    document.audience,
-                    meta.get("owner") or None,
-                    meta.get("as_of") or None,
-                    meta.get("source") or None,
-                    document.sha256,
-                    document.meta_sha256,
-                    document.size,
-                    meta.get("licence") or meta.get("license") or None,
-                    meta.get("review_every") or None,
-                    document.modified or None,
-                    doc_id,
-                ),
+                (*document_values(document), doc_id),
             )
             self._bump(db)
         del self._staging[document.path]

@@ -1,4 +1,4 @@
-"""The run log's rows, the same in every store: what a row holds and how it becomes a value again.
+"""Rows the same in every store (a run-log entry, a document's register row), and how they become values again.
 
 Each store keeps its own SQL (placeholders, row order, locking); the columns and their
 encoding live here once, so SQLite and PostgreSQL can't drift apart.
@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.answers import REFUSED_TURN, Answer, Calculation, Statement, Turn
 from core.store import Entry, Logged, conversation_hash
+
+if TYPE_CHECKING:
+    from core.ingest.documents import Document
 
 # The columns `entry_values` fills, in its order.
 ENTRY_COLUMNS = (
@@ -21,6 +24,25 @@ ENTRY_COLUMNS = (
 )
 # The columns `answer_from` reads, in its order.
 ANSWER_COLUMNS = "id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope"
+
+
+def document_values(document: Document) -> tuple[Any, ...]:
+    """A document's register values after indexing, in the order of the stores' UPDATE: title, audience,
+    owner, as_of, source, sha256, meta_sha256, size, licence, review_every, modified."""
+    meta = document.meta
+    return (
+        document.title,
+        document.audience,
+        meta.get("owner") or None,
+        meta.get("as_of") or None,
+        meta.get("source") or None,
+        document.sha256,
+        document.meta_sha256,
+        document.size,
+        meta.get("licence") or meta.get("license") or None,
+        meta.get("review_every") or None,
+        document.modified or None,
+    )
 
 
 def now() -> str:

@@ -43,6 +43,7 @@ from core.store.rows import (
     ANSWER_COLUMNS,
     ENTRY_COLUMNS,
     answer_from,
+    document_values,
     entry_from,
     entry_values,
     logged_from,
@@ -338,7 +339,6 @@ class SQLiteIndex:
 
     def commit(self, document: Document, count: int) -> None:
         token = self._token(document.path)
-        meta = document.meta
         with self._lock, self.db:  # one transaction: readers see the old fragments or the new, never neither
             doc_id = self.db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()[0]
             staged = self.db.execute(
@@ -354,20 +354,7 @@ class SQLiteIndex:
                 "UPDATE documents SET title = ?, audience = ?, owner = ?, as_of = ?, source = ?, sha256 = ?, "
                 "meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = datetime('now'), "
                 "licence = ?, review_every = ?, modified = ? WHERE id = ?",
-                (
-                    document.title,
-                    document.audience,
-                    meta.get("owner") or None,
-                    meta.get("as_of") or None,
-                    meta.get("source") or None,
-                    document.sha256,
-                    document.meta_sha256,
-                    document.size,
-                    meta.get("licence") or meta.get("license") or None,
-                    meta.get("review_every") or None,
-                    document.modified or None,
-                    doc_id,
-                ),
+                (*document_values(document), doc_id),
             )
             self._bump()
         del self._staging[document.path]
