@@ -247,19 +247,13 @@ class SQLiteIndex:
         return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
 
     def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        with self._lock:
-            for start in range(0, len(unique), _CHUNK):
-                chunk = unique[start : start + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                for digest, blob in self.db.execute(
-                    f"SELECT hash, vector FROM fragments WHERE hash IN ({marks})", chunk
-                ):
-                    found[digest] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        return self._by_hash("fragments", hashes)
 
     def text_vectors(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._by_hash("text_vectors", hashes)
+
+    def _by_hash(self, table: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each known hash in `table` (fragments or text_vectors)."""
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
         with self._lock:
@@ -267,7 +261,7 @@ class SQLiteIndex:
                 chunk = unique[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 try:
-                    rows = self.db.execute(f"SELECT hash, vector FROM text_vectors WHERE hash IN ({marks})", chunk)
+                    rows = self.db.execute(f"SELECT hash, vector FROM {table} WHERE hash IN ({marks})", chunk)
                     found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
                 except sqlite3.DatabaseError as exc:
                     raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
