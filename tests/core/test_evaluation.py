@@ -133,6 +133,8 @@ def test_recommend_prefers_refusing_every_out_of_domain_question():
 def test_quality_stays_above_the_recorded_floors(local_embedder, questions_file, knowledge, floors_file):
     """The regression gate: each gold set must not drop below its evals/*-floors.json."""
     floors = json.loads((REPO / "evals" / floors_file).read_text(encoding="utf-8"))
+    # A mistyped key must not switch part of the gate off.
+    assert {"hit_at_5", "correct_rate", "refusal_rate", "out_of_domain_refusal_rate"} <= floors.keys()
     questions = load_questions(REPO / "evals" / questions_file)
     assert len(questions) >= 80
     assert sum(q.expect == "answer" for q in questions) >= 50 and sum(q.expect == "refuse" for q in questions) >= 30

@@ -114,12 +114,18 @@ def test_an_index_file_damaged_under_a_running_bot_is_noticed_and_rebuilt(tmp_pa
 
 def test_an_unreadable_index_answers_from_the_loaded_documents_and_resyncs(tmp_path, write_kb, monkeypatch):
     kb = knowledge_base(tmp_path, write_kb)
-    kb.settings = Settings(knowledge_dir=kb.settings.knowledge_dir, data_dir=kb.settings.data_dir, resync_seconds=0)
+    # Resync only once an hour: only the failed read can make the next question resync.
+    kb.settings = Settings(knowledge_dir=kb.settings.knowledge_dir, data_dir=kb.settings.data_dir, resync_seconds=3600)
     assert documents(kb) == {"prices.md", "warranty.md"}
+    synced = kb.last_sync
 
     def unreadable() -> int:
         raise IndexCorrupt("The index file is damaged (database disk image is malformed).")
 
-    monkeypatch.setattr(kb.store.index, "generation", unreadable)
+    with monkeypatch.context() as patch:
+        patch.setattr(kb.store.index, "generation", unreadable)
+        assert documents(kb) == {"prices.md", "warranty.md"}, "answers go on from the documents loaded"
+    assert kb.last_sync == synced, "no resync yet: the failed read happened during this question"
     assert documents(kb) == {"prices.md", "warranty.md"}
+    assert kb.last_sync is not None and synced is not None and kb.last_sync > synced, "the next question resyncs"
     kb.close()
