@@ -156,21 +156,7 @@ class PdfWriter:
             objects[info_id - 1] = b"<< /Title %s /Producer (Verbatim minipdf) >>" % _text_string(self.title)
             info = b" /Info %d 0 R" % info_id
 
-        out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-        offsets = []
-        for number, body in enumerate(objects, start=1):
-            offsets.append(len(out))
-            out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-        xref = len(out)
-        out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-        out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-        out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
-            len(objects) + 1,
-            catalog,
-            info,
-            xref,
-        )
-        return bytes(out)
+        return assemble(objects, catalog, info)
 
     def _write_marks(self, marks, parent, objects, reserve, page_ids) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
         ids = [reserve() for _ in marks]
@@ -244,3 +230,17 @@ class Flow:
             self.y += self.leading * 0.45  # list items sit closer together than paragraphs
         self.paragraph(text, indent=14, first="•")
         self._in_list = True
+
+
+def assemble(objects: list[bytes], root: int = 1, trailer: bytes = b"") -> bytes:
+    """A PDF file from its numbered objects (1-based): header, objects, cross-reference table, trailer."""
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, root, trailer, xref)
+    return bytes(out)

@@ -23,7 +23,7 @@ from core.retrieval import Fragment, Hit
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
 from core.text import split_sentences
-from scripts.minipdf import Flow, PdfWriter
+from scripts.minipdf import Flow, PdfWriter, assemble
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -84,16 +84,7 @@ def pdf_with_content(content: bytes, compressed: bool = True) -> bytes:
         b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(stream), filt, stream),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return assemble(objects)
 
 
 def deflate_repeated(unit: bytes, megabytes: int) -> bytes:
