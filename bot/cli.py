@@ -284,7 +284,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         file=out,
     )
     print(
-        f"unverified quotes shown {metrics['unverified_quotes_shown']}   model calls {metrics['model_calls']}   "
+        f"unverified quotes shown {metrics['unverified_quotes_shown']}   claims discarded "
+        f"{metrics['claims_discarded']}   model calls {metrics['model_calls']}   "
         f"latency p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms",
         file=out,
     )

@@ -203,6 +203,8 @@ class Report:
             "calculations": len(calculating),
             "calculation_right_rate": rate(calculating, lambda o: o.calculation_right),
             "unverified_quotes_shown": sum(o.unverified_shown for o in self.outcomes),
+            # Claims an answerer proposed that the verifier threw out (a quote not found verbatim, say).
+            "claims_discarded": sum(o.answer.discarded for o in self.outcomes),
             "model_calls": sum(o.answer.model_calls for o in self.outcomes),
             "latency_ms": latency,
         }

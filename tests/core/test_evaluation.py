@@ -147,3 +147,15 @@ def test_quality_stays_above_the_recorded_floors(local_embedder, questions_file,
     if m["unverified_quotes_shown"] > floors["unverified_quotes_shown_max"]:
         failures.append(f"{m['unverified_quotes_shown']} unverified quotes shown")
     assert not failures, "; ".join(failures)
+
+
+def test_metrics_count_the_claims_the_verifier_threw_out():
+    from core.answers import Answer
+    from core.evaluation import GoldQuestion, Outcome, Report
+
+    def outcome(discarded: int) -> Outcome:
+        gold = GoldQuestion("q", "oak worktop price?", "answer", documents=("prices.md",))
+        answer = Answer("a", gold.question, "answered", None, (), discarded, (), {"total": 1.0}, "llm")
+        return Outcome(gold, answer, hit=True, correct=False, unverified_shown=0)
+
+    assert Report([outcome(2), outcome(0), outcome(1)]).metrics()["claims_discarded"] == 3
