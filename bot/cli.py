@@ -122,7 +122,15 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
     # A damaged index's notice is logged (WARNING) where it happens, in core; printing it too showed it twice.
     log.info("opening the index in %s for %s", settings.data_dir, settings.knowledge_dir)
     kb = KnowledgeBase(settings)
-    result = kb.sync(_progress_bar(sys.stderr))
+    ingest = logging.getLogger("core.ingest")
+    level = ingest.level
+    if report != "never" and not log.isEnabledFor(logging.INFO):
+        # The report printed below names each failed document and why; core's WARNING said it once more.
+        ingest.setLevel(logging.ERROR)
+    try:
+        result = kb.sync(_progress_bar(sys.stderr))
+    finally:
+        ingest.setLevel(level)
     log.info(
         "synced in %.2f s: added %d, updated %d, unchanged %d, removed %d, failed %d",
         result.seconds,

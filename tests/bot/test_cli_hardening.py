@@ -66,6 +66,7 @@ def test_index_exits_1_and_names_the_documents_that_failed(tmp_path, write_kb, c
     assert code == 1
     assert "failed 1" in out and "failed: broken.md" in out
     assert "1 document(s) could not be indexed: broken.md" in err
+    assert err.count("broken.md") == 1, "the report names it; core's log line would say it a third time"
     (folder / "broken.md").write_text("# Fixed\n\nNow it is text.\n", encoding="utf-8")
     code, out, _ = run(["index", "--knowledge", str(folder), "--data", str(tmp_path / "d")], capsys)
     assert code == 0 and "failed 0" in out
