@@ -1,7 +1,9 @@
 """Quote verification: the last barrier. A quote must stand, verbatim, in the fragment it cites.
 
 Both sides are normalised the same way (whitespace runs, dash forms, quotation marks), so a
-typographic variant passes; anything else (a changed figure, two places stitched together,
+typographic variant passes, and so does a quote's first letter in the other case ("Measuring
+visit costs…" for "…a measuring visit costs…": models capitalise a quote taken from mid-sentence);
+anything else (a changed figure, two places stitched together,
 a fragment that was not retrieved) does not. In a paged fragment (a PDF's text layer, which
 splits and joins words at random) whitespace is ignored altogether; the letters must still
 match one by one, and what is shown is always the source's own span.
@@ -26,6 +28,7 @@ _TRANSLATE = str.maketrans(
 )
 _SPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_PLACEHOLDER = re.compile(r"<[^<>]*>|\.\.\.|…")
 
 
 def normalise(text: str) -> str:
@@ -66,6 +69,9 @@ def locate(quote: str, source: str, ignore_spaces: bool = False) -> str | None:
         kept = [i for i, ch in enumerate(haystack) if ch != " "]
         haystack, where = "".join(haystack[i] for i in kept), [where[i] for i in kept]
     start = haystack.find(needle)
+    if start < 0 and needle[0].swapcase() != needle[0]:
+        # Only the first letter may differ in case; what is shown is the source's own span, in its own case.
+        start = haystack.find(needle[0].swapcase() + needle[1:])
     if start < 0:
         return None
     return source[where[start] : where[start + len(needle) - 1] + 1]
@@ -91,7 +97,9 @@ def verify(claims: tuple[Claim, ...], hits: list[Hit], calculated: Sequence[str]
         if span is None:
             discarded += 1
             continue
-        text = " ".join(claim.text.split()) or span
+        text = " ".join(claim.text.split())
+        if not text or _PLACEHOLDER.fullmatch(text):
+            text = span  # "<statement>" copied from the prompt's example says nothing: the quote speaks for itself
         if unquoted(text, (span, *calculated)):
             discarded += 1  # "Everything is free." beside a genuine quote: the statement says more than it
             continue

@@ -27,6 +27,11 @@ def test_typographic_variants_pass_and_show_the_original(variant):
     assert locate(variant, TEXT) == "Painted fronts cost 120 EUR – in any colour."
 
 
+def test_a_quote_from_mid_sentence_may_start_with_a_capital_and_shows_the_source_case():
+    assert locate("Fronts cost 120 EUR – in any colour.", TEXT) == "fronts cost 120 EUR – in any colour."
+    assert locate("fronts cost 185 EUR per m².", "Oak Fronts cost 185 EUR per m².") == "Fronts cost 185 EUR per m²."
+
+
 def test_curly_and_straight_quotation_marks_are_the_same():
     assert locate('Say "yes" to oak.', TEXT) == "Say “yes” to oak."
     assert locate("Say «yes» to oak.", TEXT) == "Say “yes” to oak."
@@ -41,7 +46,7 @@ def test_a_quote_across_a_paragraph_break_keeps_the_original_span():
     [
         "Oak fronts cost 158 EUR per m².",  # doctored figure
         "Oak fronts cost 185 EUR in any colour.",  # stitched from two places
-        "oak fronts cost 185 eur per m².",  # case changed: not verbatim
+        "oak fronts cost 185 eur per m².",  # case changed beyond the first letter: not verbatim
         "185 EUR",  # under 8 characters
     ],
 )
@@ -78,3 +83,10 @@ def test_verify_keeps_good_statements_and_counts_the_rest():
 
 def test_a_list_bullet_in_front_of_a_quote_is_not_part_of_it():
     assert locate("- Solid oak front: 240 EUR.", "- Solid oak front: 240 EUR.\n- Other") == "Solid oak front: 240 EUR."
+
+
+def test_a_statement_left_as_the_prompt_examples_placeholder_shows_its_quote_instead():
+    claims = (Claim("<statement>", 1, "Oak fronts cost 185 EUR per m²."), Claim("", 1, "Say “yes” to oak."))
+    statements, discarded = verify(claims, hits(TEXT))
+    assert [s.text for s in statements] == ["Oak fronts cost 185 EUR per m².", "Say “yes” to oak."]
+    assert discarded == 0
