@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from core.embeddings import CachedEmbedder, Embedder
-from core.errors import IndexFileError, VerbatimError
+from core.errors import IndexChanged, IndexFileError, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
@@ -156,14 +156,24 @@ class KnowledgeBase:
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]
         embedded = time.perf_counter()
-        hits = searcher.search(query, scope, self.settings.min_similarity if floor is None else floor)
+        floor = self.settings.min_similarity if floor is None else floor
+        try:
+            hits = searcher.search(query, scope, floor)
+        except IndexChanged as exc:
+            # Another process re-indexed between the generation check and reading the hits' text: search
+            # the generation it left. Should that move too, keep the hits still valid: never an old text.
+            log.info("%s; searching the new generation", exc)
+            try:
+                hits = self._reload_if_stale().search(query, scope, floor)
+            except IndexChanged as again:
+                log.warning("%s; answering from the hits still valid", again)
+                hits = again.hits
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""
-        corpus = self.searcher.corpus
-        return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
+        return self.searcher.corpus.titles(scope)
 
     def close(self) -> None:
         self.store.close()
