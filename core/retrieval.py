@@ -11,10 +11,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import NamedTuple, overload
 
 import numpy as np
 
+from core.approximate import CANDIDATES, Approximate
 from core.errors import IndexChanged
 from core.text import SECTION_SEPARATOR, caption, split_sentences
 
@@ -283,30 +284,45 @@ def _pin_blas_threads(rows: int) -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+class _Scope(NamedTuple):
+    rows: np.ndarray  # the scope's row numbers in the corpus
+    matrix: np.ndarray  # their vectors: a view when the rows are contiguous
+    documents: np.ndarray
+    first: int | None  # the first row when the rows are contiguous (a range), else None
+
+
 class Searcher:
     """Searches one loaded corpus; each scope's rows are found once and kept.
 
     A scope whose rows are contiguous (stores load public rows first, so every scope is) is a
-    view of the matrix, never a copy: at 1M fragments a copy per scope cost 1.1 GB.
+    view of the matrix, never a copy: at 1M fragments a copy per scope cost 1.1 GB. With an
+    `approximate` index attached, a big scope it was checked for is searched through it.
     """
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
         _pin_blas_threads(len(corpus.ids))
-        self._views: dict[frozenset[str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._views: dict[frozenset[str], _Scope] = {}
         self._lock = threading.Lock()
+        self.approximate: Approximate | None = None
 
-    def _view(self, scope: frozenset[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _view(self, scope: frozenset[str]) -> _Scope:
         with self._lock:
             if scope not in self._views:
                 rows = np.flatnonzero(np.isin(self.corpus.audiences, list(scope)))
                 if len(rows) and rows[-1] - rows[0] + 1 == len(rows):  # contiguous: a view, rows outside never scored
                     first, end = int(rows[0]), int(rows[-1]) + 1
-                    view = (rows, self.corpus.matrix[first:end], self.corpus.documents[first:end])
+                    view = _Scope(rows, self.corpus.matrix[first:end], self.corpus.documents[first:end], first)
                 else:  # a copy, so the scope's filter costs nothing per question
-                    view = (rows, np.ascontiguousarray(self.corpus.matrix[rows]), self.corpus.documents[rows])
+                    matrix = np.ascontiguousarray(self.corpus.matrix[rows])
+                    view = _Scope(rows, matrix, self.corpus.documents[rows], None)
                 self._views[scope] = view
             return self._views[scope]
+
+    def scope_range(self, scope: Iterable[str]) -> tuple[int, int] | None:
+        """The rows [first, end) a scope reads when they are contiguous; None otherwise."""
+        view = self._view(frozenset(scope))
+        return None if view.first is None else (view.first, view.first + len(view.rows))
 
     def search(
         self,
@@ -321,11 +337,32 @@ class Searcher:
         Raises IndexChanged (with the hits still valid) when a chosen fragment was re-indexed
         since the corpus was loaded: the caller reloads and asks again, or keeps those hits.
         """
-        rows, matrix, documents = self._view(frozenset(scope))
-        if len(rows) == 0:
+        view = self._view(frozenset(scope))
+        if len(view.rows) == 0:
             return []
-        scores = matrix @ query.astype(np.float32)
-        chosen = select(scores, documents, floor, k, per_document)
+        query = query.astype(np.float32)
+        approximate = self.approximate
+        if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
+            ef = approximate.ef_for(view.first, view.first + len(view.rows))
+            if ef is not None:
+                found = self._search_approximately(approximate, query, view, ef, floor, k, per_document)
+                if found is not None:
+                    return found
+        scores = view.matrix @ query
+        chosen = select(scores, view.documents, floor, k, per_document)
+        return self._hits([int(view.rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
+
+    def _search_approximately(
+        self, approximate: Approximate, query: np.ndarray, view: _Scope, ef: int, floor: float, k: int, cap: int
+    ) -> list[Hit] | None:
+        """The graph's candidates scored exactly, through the same floor and cap; None when exact search must decide."""
+        first = view.first if view.first is not None else 0
+        # Sorted rows: ties then go to the lower row, as in exact search.
+        rows = np.sort(approximate.candidates(query, first, first + len(view.rows), ef))
+        scores = self.corpus.matrix[rows] @ query
+        chosen = select(scores, self.corpus.documents[rows], floor, k, cap)
+        if len(chosen) < k and len(rows) >= CANDIDATES and scores.min() >= floor:
+            return None  # the cap set aside every candidate above the floor: rows past them may still qualify
         return self._hits([int(rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
 
     def _hits(self, rows: list[int], scores: list[float]) -> list[Hit]:

@@ -200,6 +200,11 @@ class SQLiteIndex:
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
         self._identity = _identity(path)
 
+    @property
+    def approximate_path(self) -> Path:
+        """The approximate index's side file (see core.approximate), rebuilt from this file at will."""
+        return self.path.with_name(self.path.name + ".hnsw")
+
     @classmethod
     def open_or_rebuild(cls, path: Path) -> SQLiteIndex:
         """Open the index; a damaged file is moved aside and a fresh one started (with a notice).
