@@ -165,14 +165,29 @@ def _sample_queries(matrix: np.ndarray, rng: np.random.Generator, count: int) ->
     return (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
 
 
-def recall_at_5(
-    approximate: Approximate, matrix: np.ndarray, first: int, end: int, ef: int, queries: np.ndarray
-) -> float:
-    """Share of the exact top 5 (in the scope; no floor, no cap) that the candidates, scored exactly, rank top 5."""
+def exact_top5(matrix: np.ndarray, first: int, end: int, queries: np.ndarray) -> list[set[int]]:
+    """Each query's 5 best rows in [first, end), no floor, no cap: a few queries per product, so memory stays small."""
     view = matrix[first:end]
+    tops: list[set[int]] = []
+    for start in range(0, len(queries), 16):
+        scores = view @ queries[start : start + 16].T
+        best = np.argpartition(-scores, 4, axis=0)[:5]
+        tops.extend(set((best[:, j] + first).tolist()) for j in range(best.shape[1]))
+    return tops
+
+
+def recall_at_5(
+    approximate: Approximate,
+    matrix: np.ndarray,
+    first: int,
+    end: int,
+    ef: int,
+    queries: np.ndarray,
+    tops: list[set[int]],
+) -> float:
+    """Share of the exact top 5 that the candidates, scored exactly, rank top 5 too."""
     found = 0
-    for query in queries:
-        exact = set((np.argpartition(-(view @ query), 5)[:5] + first).tolist())
+    for query, exact in zip(queries, tops, strict=True):
         rows = approximate.candidates(query, first, end, ef)
         scores = matrix[rows] @ query
         found += len(exact & set(rows[np.argsort(-scores)[:5]].tolist()))
@@ -213,9 +228,10 @@ def build(
     approximate = Approximate(index, generation, ids_digest(ids), [])
     for first, end in dict.fromkeys(scopes):
         queries = _sample_queries(matrix, rng, SAMPLE)
+        tops = exact_top5(matrix, first, end, queries)
         recall, chosen = 0.0, None
         for ef in EF_CHOICES:
-            recall = recall_at_5(approximate, matrix, first, end, ef, queries)
+            recall = recall_at_5(approximate, matrix, first, end, ef, queries, tops)
             if recall >= TARGET_RECALL:
                 chosen = ef
                 break
