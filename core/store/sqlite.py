@@ -199,6 +199,7 @@ class SQLiteIndex:
         self._lock = threading.RLock()
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
         self._identity = _identity(path)
+        self._stats: tuple[object, tuple[int, float, int]] | None = None  # (identity and generation, stats)
 
     @property
     def approximate_path(self) -> Path:
@@ -493,6 +494,7 @@ class SQLiteIndex:
             return self._unreferenced()
 
     def drop_unreferenced(self) -> Unreferenced:
+        self._stats = None  # orphans go without a new generation
         with self._lock, self.db:
             found = self._unreferenced()
             for where in (self._ORPHANS, self._UNINDEXED, self._STALE_BATCHES):
@@ -502,10 +504,16 @@ class SQLiteIndex:
 
     def stats(self) -> tuple[int, float, int]:
         with self._lock:
+            # Every change to live fragments moves the generation, and reading every text's length costs 3 s
+            # at 1M fragments: a bot re-reading an unchanged folder every minute pays it once.
+            generation = (self._identity, self.generation())
+            if self._stats is not None and self._stats[0] == generation:
+                return self._stats[1]
             count, mean, longest = self.db.execute(
                 "SELECT count(*), avg(length(text)), max(length(text)) FROM fragments WHERE staged = 0"
             ).fetchone()
-        return count, float(mean or 0.0), int(longest or 0)
+            self._stats = (generation, (count, float(mean or 0.0), int(longest or 0)))
+            return self._stats[1]
 
     def load(self) -> Corpus:
         """What ranking needs, in memory: ids, audiences, document numbers and the vectors, streamed into one
