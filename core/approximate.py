@@ -115,11 +115,12 @@ class Approximate:
             "build_seconds": self.build_seconds,
             "checks": [[c.first, c.end, c.recall, c.ef] for c in self.checks],
         }
-        body = faiss.serialize_index(self.index)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         with temporary.open("wb") as handle:
             handle.write(json.dumps(header).encode() + b"\n")
-            handle.write(memoryview(body))
+            writer = faiss.PyCallbackIOWriter(handle.write)  # streamed: no second copy of the index in memory
+            faiss.write_index(self.index, writer)
+            del writer  # flushes
         os.replace(temporary, path)
 
     @staticmethod
@@ -143,8 +144,8 @@ class Approximate:
             faiss = _faiss()
             with path.open("rb") as handle:
                 handle.readline(1 << 20)
-                body = np.frombuffer(handle.read(), dtype=np.uint8)
-            index = faiss.deserialize_index(body)
+                # Streamed from the file: reading it whole first would hold it twice (650 MB at 1M fragments).
+                index = faiss.read_index(faiss.PyCallbackIOReader(handle.read))
             checks = [Check(int(a), int(b), float(r), None if e is None else int(e)) for a, b, r, e in header["checks"]]
         except Exception as exc:  # a damaged side file costs a rebuild, never an answer
             log.warning("the approximate index %s can't be read (%s); searching exactly until it is rebuilt", path, exc)
