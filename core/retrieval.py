@@ -361,7 +361,7 @@ class Searcher:
         rows = np.sort(approximate.candidates(query, first, first + len(view.rows), ef))
         scores = self.corpus.matrix[rows] @ query
         chosen = select(scores, self.corpus.documents[rows], floor, k, cap)
-        if len(chosen) < k and len(rows) >= CANDIDATES and scores.min() >= floor:
+        if len(chosen) < k and len(rows) >= max(ef, CANDIDATES) and scores.min() >= floor:
             return None  # the cap set aside every candidate above the floor: rows past them may still qualify
         return self._hits([int(rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
 

@@ -66,8 +66,8 @@ def pair() -> tuple[Searcher, Searcher]:
 def test_the_check_passes_and_every_scope_is_served(pair):
     _, fast = pair
     assert fast.approximate is not None
-    assert [c.ef is not None for c in fast.approximate.checks] == [True, True]
-    assert all(c.recall >= approximate.TARGET_RECALL for c in fast.approximate.checks)
+    assert [(p.first, p.end, p.ef is not None) for p in fast.approximate.parts] == [(0, 740, True), (0, 3000, True)]
+    assert all(p.recall >= approximate.TARGET_RECALL for p in fast.approximate.parts)
     assert "approximate search" in fast.approximate.summary()
 
 
@@ -92,6 +92,9 @@ def test_floor_and_cap_give_the_same_hits_as_exact_search(pair, floor):
 
 def test_a_public_query_never_returns_an_internal_fragment(pair):
     _, fast = pair
+    assert fast.approximate is not None
+    public = next(p for p in fast.approximate.parts if p.end < len(fast.corpus.ids))
+    assert public.index.ntotal == public.end == 740, "the public graph holds public rows only"
     internal = queries(fast.corpus, 50, seed=3)[fast.corpus.audiences[:50] == "internal"]
     rows = np.flatnonzero(fast.corpus.audiences == "internal")
     staff_like = unit(fast.corpus.matrix[rows[:50]])  # queries sitting right on internal fragments
@@ -105,7 +108,7 @@ def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(caplog, monkeyp
     monkeypatch.setattr(approximate, "TARGET_RECALL", 1.01)  # unreachable
     with caplog.at_level(logging.WARNING, logger="core.approximate"):
         searcher = approximate_searcher(c)
-    assert searcher.approximate is not None and all(check.ef is None for check in searcher.approximate.checks)
+    assert searcher.approximate is not None and all(part.ef is None for part in searcher.approximate.parts)
     assert "exact search" in searcher.approximate.summary() and "recall" in caplog.text
     exact = Searcher(c)
     for query in queries(c, 20):
@@ -121,7 +124,11 @@ def test_the_side_file_is_used_only_for_its_generation_and_rows(tmp_path, pair):
     fast.approximate.save(path)
     digest = ids_digest(fast.corpus.ids)
     again = Approximate.load(path, 7, digest)
-    assert again is not None and [c.ef for c in again.checks] == [c.ef for c in fast.approximate.checks]
+    assert again is not None and [p.ef for p in again.parts] == [p.ef for p in fast.approximate.parts]
+    query = queries(fast.corpus, 1)[0]
+    assert set(again.candidates(query, 0, 740, 64).tolist()) == set(
+        fast.approximate.candidates(query, 0, 740, 64).tolist()
+    )
     assert Approximate.load(path, 8, digest) is None, "another generation"
     assert Approximate.load(path, 7, ids_digest(fast.corpus.ids[::-1])) is None, "other rows"
     body = path.read_bytes()
