@@ -108,6 +108,8 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
         f"({report.seconds:.2f} s)",
         file=out,
     )
+    if report.search:
+        print(report.search, file=out)
     for path, reason in sorted(report.failed.items()):
         print(f"  failed: {path}: {reason}", file=out)
 

@@ -9,12 +9,15 @@ traceback, when there is one, goes to the log.
     ├── DocumentError        one document can't be read or parsed
     ├── IndexFileError       the index file is unusable
     │   └── IndexCorrupt     the index file is damaged (it is rebuilt)
+    ├── IndexChanged         fragments a search found were re-indexed since it was loaded
     ├── RunLogError          the run log can't be opened or written
     ├── EmbeddingError       the embedding model failed
     └── AnswererError        the answering model failed or replied nonsense
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class VerbatimError(Exception):
@@ -39,6 +42,15 @@ class IndexFileError(VerbatimError):
 
 class IndexCorrupt(IndexFileError):
     """Raised when the index file is damaged and must be rebuilt."""
+
+
+class IndexChanged(VerbatimError):
+    """Raised when fragments a search found are no longer what the store holds (another process re-indexed
+    since the corpus was loaded): reload and search again. `hits` are the ones still valid."""
+
+    def __init__(self, message: str, hits: list[Any] | None = None) -> None:
+        super().__init__(message)
+        self.hits: list[Any] = hits or []
 
 
 class RunLogError(VerbatimError):

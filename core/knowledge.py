@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core import approximate
 from core.embeddings import CachedEmbedder, Embedder
-from core.errors import IndexFileError, VerbatimError
+from core.errors import IndexChanged, IndexFileError, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
@@ -72,6 +73,7 @@ class KnowledgeBase:
         self._synced_at = 0.0
         self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
+        self._side_file_seen: tuple[int, int] | None = None  # the approximate index file last tried (mtime, size)
 
     def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
@@ -112,6 +114,7 @@ class KnowledgeBase:
             finally:
                 self._holding = False
             self._reload_if_stale()
+            report.search = self._build_approximate()
             self._synced_at = time.monotonic()
             self.last_sync = time.time()
             return report
@@ -124,6 +127,8 @@ class KnowledgeBase:
                 generation = self.store.index.generation()
                 if self._searcher is None or self._searcher.corpus.generation != generation:
                     self._searcher = Searcher(self.store.index.load())
+                    self._side_file_seen = None
+                self._attach_approximate(self._searcher)
             except IndexFileError as exc:
                 if self._searcher is None:
                     raise
@@ -131,6 +136,51 @@ class KnowledgeBase:
                 log.warning("the index can't be read, answering from the documents loaded until it is rebuilt: %s", exc)
                 self._synced_at = float("-inf")
             return self._searcher
+
+    def _side_file(self, searcher: Searcher) -> Path | None:
+        """The approximate index's file when the corpus is big enough for one and the store keeps one (SQLite)."""
+        path = getattr(self.store.index, "approximate_path", None)
+        if not isinstance(path, Path) or len(searcher.corpus.ids) < approximate.APPROXIMATE_ROWS:
+            return None
+        return path
+
+    def _attach_approximate(self, searcher: Searcher) -> None:
+        """Use the approximate index saved for this generation, once it appears (another process may build it)."""
+        path = self._side_file(searcher)
+        if path is None or searcher.approximate is not None:
+            return
+        try:
+            info = path.stat()
+        except OSError:
+            return
+        if self._side_file_seen == (info.st_mtime_ns, info.st_size):
+            return  # tried already: a stat per question, not a read
+        self._side_file_seen = (info.st_mtime_ns, info.st_size)
+        corpus = searcher.corpus
+        searcher.approximate = approximate.Approximate.load(path, corpus.generation, approximate.ids_digest(corpus.ids))
+
+    def _build_approximate(self) -> str:
+        """After a sync: build and save the approximate index when the loaded generation has none; its summary."""
+        searcher = self._searcher
+        path = self._side_file(searcher) if searcher is not None else None
+        if searcher is None or path is None:
+            return ""
+        if searcher.approximate is None:
+            corpus = searcher.corpus
+            scopes = [searcher.scope_range(scope) for scope in SCOPES.values()]
+            big = [r for r in scopes if r is not None and r[1] - r[0] >= approximate.APPROXIMATE_ROWS]
+            try:
+                with approximate.building(path) as mine:
+                    if not mine:
+                        return "exact search until another process has built the approximate index"
+                    log.info("building the approximate index over %s fragments", f"{len(corpus.ids):,}")
+                    searcher.approximate = approximate.build(corpus.matrix, corpus.generation, corpus.ids, big)
+                    searcher.approximate.save(path)
+            except OSError as exc:  # this process searches with it all the same; the next sync saves it again
+                log.warning("the approximate index can't be saved to %s: %s", path, exc)
+                if searcher.approximate is None:
+                    return f"exact search: the approximate index can't be built ({exc.strerror})"
+        return searcher.approximate.summary()
 
     def _resync_if_due(self) -> None:
         """Pick up documents dropped into the folder while a bot runs; unchanged files cost a hash each."""
@@ -156,14 +206,24 @@ class KnowledgeBase:
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]
         embedded = time.perf_counter()
-        hits = searcher.search(query, scope, self.settings.min_similarity if floor is None else floor)
+        floor = self.settings.min_similarity if floor is None else floor
+        try:
+            hits = searcher.search(query, scope, floor)
+        except IndexChanged as exc:
+            # Another process re-indexed between the generation check and reading the hits' text: search
+            # the generation it left. Should that move too, keep the hits still valid: never an old text.
+            log.info("%s; searching the new generation", exc)
+            try:
+                hits = self._reload_if_stale().search(query, scope, floor)
+            except IndexChanged as again:
+                log.warning("%s; answering from the hits still valid", again)
+                hits = again.hits
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""
-        corpus = self.searcher.corpus
-        return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
+        return self.searcher.corpus.titles(scope)
 
     def close(self) -> None:
         self.store.close()

@@ -191,10 +191,6 @@ def topic(question: str) -> str:
     return " ".join(words) or question
 
 
-def _fragments_by_id(corpus: Corpus) -> dict[int, Fragment]:
-    return dict(zip((int(i) for i in corpus.ids), corpus.fragments, strict=True))
-
-
 def find_gaps(
     entries: Sequence[Logged],
     embedder: Embedder,
@@ -213,7 +209,7 @@ def find_gaps(
     texts = [by_key[k][0].standalone_question for k in keys]
     vectors = embedder.embed([topic(t) for t in texts])
     weights = np.array([len(by_key[k]) for k in keys], dtype=np.float64)
-    fragments = _fragments_by_id(corpus)
+    fragments = corpus.by_ids(i for e in refused for i, _ in e.fragments)
     gaps = []
     for rows in cluster(vectors, similarity, weights)[:limit]:
         asked = [e for r in rows for e in by_key[keys[r]]]
@@ -249,10 +245,11 @@ def _closest(
             if found is not None and (best is None or score > best[0]):
                 best = (score, found)
     # Vectors of another model (the index not yet rebuilt for it) can't be compared: then nothing is named.
-    if best is None and len(corpus.fragments) and corpus.matrix.shape[1] == len(centre):
+    if best is None and len(corpus.ids) and corpus.matrix.shape[1] == len(centre):
         scores = corpus.matrix @ np.asarray(centre, dtype=np.float32)
         row = int(np.argmax(scores))
-        best = (float(scores[row]), corpus.fragments[row])
+        nearest = corpus.fragments_at([row])[0]  # None: re-indexed this very moment; then nothing is named
+        best = (float(scores[row]), nearest) if nearest is not None else None
     if best is None:
         return None
     return Closest(best[1].heading, best[1].document, round(best[0], 3))
@@ -288,8 +285,11 @@ def _usage(
         # Counted once per answer: an answer quoting one section three times is still one answer.
         documents.update({(q["title"], q["document"]) for q in quotes})
         sections.update({(_heading(q["title"], q["section"]), q["document"]) for q in quotes})
-    indexed_docs = dict.fromkeys((f.title, f.document) for f in corpus.fragments)
-    indexed_sections = dict.fromkeys((f.heading, f.document) for f in corpus.fragments)
+    indexed_docs: dict[tuple[str, str], None] = {}
+    indexed_sections: dict[tuple[str, str], None] = {}
+    for _, f in corpus.each():  # one chunk of fragments in memory at a time
+        indexed_docs[(f.title, f.document)] = None
+        indexed_sections[(f.heading, f.document)] = None
 
     def ranked(counter: Counter[tuple[str, str]]) -> tuple[Usage, ...]:
         return tuple(Usage(name, doc, n) for (name, doc), n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -8,11 +8,15 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, overload
 
 import numpy as np
 
+from core.approximate import CANDIDATES, Approximate
+from core.errors import IndexChanged
 from core.text import SECTION_SEPARATOR, caption, split_sentences
 
 TOP_K = 5
@@ -90,16 +94,141 @@ class Hit:
     score: float
 
 
+# What a store reads for the rows asked: each row's fragment, or None when it is no longer what the row
+# was loaded as (deleted, swapped out by a re-index, narrowed to another audience since the load).
+FragmentReader = Callable[[Sequence[int]], list["Fragment | None"]]
+
+
+class StoredFragments(Sequence[Fragment]):
+    """A corpus's fragments, read from the store when asked for: only the hits' text is ever held.
+
+    A small LRU cache keeps the fragments asked for lately (popular questions hit the same ones);
+    iteration reads in chunks, so walking every fragment (the gap report) holds one chunk at a time.
+    Indexing or iterating raises IndexChanged for a row that vanished since the load; `at` gives None.
+    """
+
+    CHUNK = 500
+
+    def __init__(self, count: int, read: FragmentReader, cache: int = 2048) -> None:
+        self._count = count
+        self._read = read
+        self._cache: OrderedDict[int, Fragment] = OrderedDict()
+        self._cache_size = cache
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def at(self, rows: Sequence[int]) -> list[Fragment | None]:
+        """The fragments of these rows (None for one gone since the load), read in one go for those not cached."""
+        found: dict[int, Fragment | None] = {}
+        with self._lock:
+            for row in rows:
+                if row in self._cache:
+                    self._cache.move_to_end(row)
+                    found[row] = self._cache[row]
+        missing = [r for r in dict.fromkeys(rows) if r not in found]
+        if missing:
+            for row, fragment in zip(missing, self._read(missing), strict=True):
+                found[row] = fragment
+            with self._lock:
+                for row in missing:
+                    fragment = found[row]
+                    if fragment is not None:
+                        self._cache[row] = fragment
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return [found[r] for r in rows]
+
+    def read(self, rows: Sequence[int]) -> list[Fragment | None]:
+        """`at` past the cache: a walk over everything would only evict what searches use."""
+        return self._read(rows)
+
+    def _one(self, row: int) -> Fragment:
+        fragment = self.at([row])[0]
+        if fragment is None:
+            raise IndexChanged(f"fragment row {row} was re-indexed since the corpus was loaded")
+        return fragment
+
+    @overload
+    def __getitem__(self, index: int) -> Fragment: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Fragment]: ...
+
+    def __getitem__(self, index: int | slice) -> Fragment | Sequence[Fragment]:
+        if isinstance(index, slice):
+            return [self._one(r) for r in range(*index.indices(self._count))]
+        row = index + self._count if index < 0 else index
+        if not 0 <= row < self._count:
+            raise IndexError(index)
+        return self._one(row)
+
+    def __iter__(self) -> Iterator[Fragment]:
+        for start in range(0, self._count, self.CHUNK):
+            rows = list(range(start, min(start + self.CHUNK, self._count)))
+            for row, fragment in zip(rows, self.read(rows), strict=True):
+                if fragment is None:
+                    raise IndexChanged(f"fragment row {row} was re-indexed since the corpus was loaded")
+                yield fragment
+
+
 @dataclass(frozen=True)
 class Corpus:
-    """Every fragment with its vector, loaded once: rows of `matrix` match `fragments`."""
+    """Every fragment with its vector, loaded once: rows of `matrix` match `fragments`.
+
+    `fragments` may be a tuple (everything in memory) or `StoredFragments`, read from the store
+    on demand: what ranking needs (ids, vectors, audiences, document numbers) is in memory either way.
+    """
 
     ids: np.ndarray  # int64 fragment ids
-    fragments: tuple[Fragment, ...]
+    fragments: Sequence[Fragment]
     matrix: np.ndarray  # float32, (n, dim), unit rows
     audiences: np.ndarray  # str, one per row
     documents: np.ndarray  # int, document number per row (for the per-document cap)
     generation: int = 0  # the store's generation this corpus was loaded at
+    document_titles: Mapping[int, str] | None = None  # document number → title, when the store gives them
+
+    def fragments_at(self, rows: Sequence[int]) -> list[Fragment | None]:
+        """The fragments of these rows; None for one re-indexed since the load (never for an in-memory corpus)."""
+        if isinstance(self.fragments, StoredFragments):
+            return self.fragments.at(rows)
+        return [self.fragments[r] for r in rows]
+
+    def each(self) -> Iterator[tuple[int, Fragment]]:
+        """(fragment id, fragment) of every row still as loaded, read a chunk at a time."""
+        step = StoredFragments.CHUNK
+        for start in range(0, len(self.ids), step):
+            rows = list(range(start, min(start + step, len(self.ids))))
+            read = self.fragments.read(rows) if isinstance(self.fragments, StoredFragments) else None
+            for i, row in enumerate(rows):
+                fragment = read[i] if read is not None else self.fragments[row]
+                if fragment is not None:
+                    yield int(self.ids[row]), fragment
+
+    def by_ids(self, ids: Iterable[int]) -> dict[int, Fragment]:
+        """The fragments with these ids that the corpus holds (and that are still as loaded)."""
+        wanted = np.fromiter(set(ids), dtype=np.int64)
+        if len(wanted) == 0 or len(self.ids) == 0:
+            return {}
+        order = np.argsort(self.ids, kind="stable")
+        at = np.minimum(np.searchsorted(self.ids[order], wanted), len(order) - 1)
+        present = self.ids[order[at]] == wanted
+        rows = [int(r) for r in order[at[present]]]
+        return {
+            int(self.ids[row]): fragment
+            for row, fragment in zip(rows, self.fragments_at(rows), strict=True)
+            if fragment is not None
+        }
+
+    def titles(self, scope: Iterable[str]) -> list[str]:
+        """The titles of the documents a scope may read, in row order, without reading any fragment's text."""
+        mask = np.isin(self.audiences, list(scope))
+        if self.document_titles is None:
+            return list(dict.fromkeys(self.fragments[int(r)].title for r in np.flatnonzero(mask)))
+        documents = self.documents[mask]
+        _, first = np.unique(documents, return_index=True)
+        return list(dict.fromkeys(self.document_titles[int(d)] for d in documents[np.sort(first)]))
 
 
 def select(scores: np.ndarray, documents: np.ndarray, floor: float, k: int, per_document: int) -> list[int]:
@@ -155,30 +284,45 @@ def _pin_blas_threads(rows: int) -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+class _Scope(NamedTuple):
+    rows: np.ndarray  # the scope's row numbers in the corpus
+    matrix: np.ndarray  # their vectors: a view when the rows are contiguous
+    documents: np.ndarray
+    first: int | None  # the first row when the rows are contiguous (a range), else None
+
+
 class Searcher:
     """Searches one loaded corpus; each scope's rows are found once and kept.
 
     A scope whose rows are contiguous (stores load public rows first, so every scope is) is a
-    view of the matrix, never a copy: at 1M fragments a copy per scope cost 1.1 GB.
+    view of the matrix, never a copy: at 1M fragments a copy per scope cost 1.1 GB. With an
+    `approximate` index attached, a big scope it was checked for is searched through it.
     """
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        _pin_blas_threads(len(corpus.fragments))
-        self._views: dict[frozenset[str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        _pin_blas_threads(len(corpus.ids))
+        self._views: dict[frozenset[str], _Scope] = {}
         self._lock = threading.Lock()
+        self.approximate: Approximate | None = None
 
-    def _view(self, scope: frozenset[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _view(self, scope: frozenset[str]) -> _Scope:
         with self._lock:
             if scope not in self._views:
                 rows = np.flatnonzero(np.isin(self.corpus.audiences, list(scope)))
                 if len(rows) and rows[-1] - rows[0] + 1 == len(rows):  # contiguous: a view, rows outside never scored
                     first, end = int(rows[0]), int(rows[-1]) + 1
-                    view = (rows, self.corpus.matrix[first:end], self.corpus.documents[first:end])
+                    view = _Scope(rows, self.corpus.matrix[first:end], self.corpus.documents[first:end], first)
                 else:  # a copy, so the scope's filter costs nothing per question
-                    view = (rows, np.ascontiguousarray(self.corpus.matrix[rows]), self.corpus.documents[rows])
+                    matrix = np.ascontiguousarray(self.corpus.matrix[rows])
+                    view = _Scope(rows, matrix, self.corpus.documents[rows], None)
                 self._views[scope] = view
             return self._views[scope]
+
+    def scope_range(self, scope: Iterable[str]) -> tuple[int, int] | None:
+        """The rows [first, end) a scope reads when they are contiguous; None otherwise."""
+        view = self._view(frozenset(scope))
+        return None if view.first is None else (view.first, view.first + len(view.rows))
 
     def search(
         self,
@@ -188,10 +332,46 @@ class Searcher:
         k: int = TOP_K,
         per_document: int = PER_DOCUMENT,
     ) -> list[Hit]:
-        """The hits for a unit query vector; fragments outside `scope` are never scored."""
-        rows, matrix, documents = self._view(frozenset(scope))
-        if len(rows) == 0:
+        """The hits for a unit query vector; fragments outside `scope` are never scored.
+
+        Raises IndexChanged (with the hits still valid) when a chosen fragment was re-indexed
+        since the corpus was loaded: the caller reloads and asks again, or keeps those hits.
+        """
+        view = self._view(frozenset(scope))
+        if len(view.rows) == 0:
             return []
-        scores = matrix @ query.astype(np.float32)
-        chosen = select(scores, documents, floor, k, per_document)
-        return [Hit(int(self.corpus.ids[rows[i]]), self.corpus.fragments[rows[i]], float(scores[i])) for i in chosen]
+        query = query.astype(np.float32)
+        approximate = self.approximate
+        if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
+            ef = approximate.ef_for(view.first, view.first + len(view.rows))
+            if ef is not None:
+                found = self._search_approximately(approximate, query, view, ef, floor, k, per_document)
+                if found is not None:
+                    return found
+        scores = view.matrix @ query
+        chosen = select(scores, view.documents, floor, k, per_document)
+        return self._hits([int(view.rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
+
+    def _search_approximately(
+        self, approximate: Approximate, query: np.ndarray, view: _Scope, ef: int, floor: float, k: int, cap: int
+    ) -> list[Hit] | None:
+        """The graph's candidates scored exactly, through the same floor and cap; None when exact search must decide."""
+        first = view.first if view.first is not None else 0
+        # Sorted rows: ties then go to the lower row, as in exact search.
+        rows = np.sort(approximate.candidates(query, first, first + len(view.rows), ef))
+        scores = self.corpus.matrix[rows] @ query
+        chosen = select(scores, self.corpus.documents[rows], floor, k, cap)
+        if len(chosen) < k and len(rows) >= max(ef, CANDIDATES) and scores.min() >= floor:
+            return None  # the cap set aside every candidate above the floor: rows past them may still qualify
+        return self._hits([int(rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
+
+    def _hits(self, rows: list[int], scores: list[float]) -> list[Hit]:
+        fragments = self.corpus.fragments_at(rows)
+        hits = [
+            Hit(int(self.corpus.ids[row]), fragment, score)
+            for row, fragment, score in zip(rows, fragments, scores, strict=True)
+            if fragment is not None
+        ]
+        if len(hits) < len(rows):
+            raise IndexChanged(f"{len(rows) - len(hits)} of the fragments found were re-indexed since loaded", hits)
+        return hits

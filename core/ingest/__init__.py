@@ -84,6 +84,7 @@ class SyncReport:
     max_chars: int = 0
     seconds: float = 0.0
     embedded: int = 0  # fragments sent to the model; the rest reused their stored vectors
+    search: str = ""  # how a big index is searched: the approximate index's check, or why exactly
 
     @property
     def changed(self) -> bool:

@@ -141,12 +141,18 @@ def _m005_text_vectors(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE text_vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL)")
 
 
+def _m006_live_fragments_index(db: sqlite3.Connection) -> None:
+    """Loading reads the live fragments' ids and documents from an index, not from rows with text and vectors."""
+    db.execute("CREATE INDEX fragments_live ON fragments(staged, document_id)")
+
+
 INDEX_MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_fragment_hashes_pages_generation,
     _m003_staged_fragments,
     _m004_provenance_register,
     _m005_text_vectors,
+    _m006_live_fragments_index,
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import glob
+import itertools
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ import sqlite3
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +28,7 @@ import numpy as np
 
 from core.answers import Answer, Turn
 from core.errors import IndexCorrupt, IndexFileError, RunLogError
-from core.retrieval import Corpus, Fragment
+from core.retrieval import Corpus, Fragment, StoredFragments
 from core.review import dated
 from core.store import (
     INDEX_FILE,
@@ -57,6 +59,51 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _CHUNK = 500  # host parameters per IN (...) query, well under SQLite's limit
+_SEARCHED_STATES = "('indexed', 'indexing')"  # documents whose live fragments are searched
+
+
+class _FragmentReader:
+    """Reads the fragments of a loaded corpus's rows, through the connection it was loaded with.
+
+    A row whose fragment is gone, was swapped out, or whose document is no longer searched or no
+    longer has the audience it was loaded with reads as None: a search never shows text the
+    store has dropped or narrowed since. Thread-safe; the connection closes with the corpus.
+    """
+
+    def __init__(
+        self, path: Path, db: sqlite3.Connection, ids: np.ndarray, documents: np.ndarray, audiences: np.ndarray
+    ) -> None:
+        self.path, self.db = path, db
+        self.ids, self.documents, self.audiences = ids, documents, audiences
+        self.lock = threading.Lock()
+        weakref.finalize(self, db.close)
+
+    def __call__(self, rows: Sequence[int]) -> list[Fragment | None]:
+        by_id = {int(self.ids[r]): r for r in rows}
+        found: dict[int, Fragment] = {}
+        wanted = list(by_id)
+        try:
+            with self.lock:
+                for start in range(0, len(wanted), _CHUNK):
+                    chunk = wanted[start : start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    for r in self.db.execute(
+                        "SELECT f.id, f.document_id, d.audience, d.path, d.title, f.section, f.position, f.of, "
+                        "f.text, f.page, d.as_of, d.modified, d.review_every FROM fragments f "
+                        "JOIN documents d ON d.id = f.document_id "
+                        f"WHERE f.id IN ({marks}) AND f.staged = 0 AND d.state IN {_SEARCHED_STATES}",
+                        chunk,
+                    ):
+                        row = by_id[r[0]]
+                        # A reused id (another document's row now) or a narrowed document is not what was loaded.
+                        if r[1] == self.documents[row] and r[2] == self.audiences[row]:
+                            section = tuple(json.loads(r[5]))
+                            found[r[0]] = Fragment(
+                                r[3], r[4], r[2], section, r[6], r[7], r[8], r[9], dated(r[10], r[11]), r[12]
+                            )
+        except sqlite3.Error as exc:  # damaged, or closed: the hits can't be shown, the caller reloads
+            log.warning("the index file %s can't be read for the hits' text: %s", self.path, exc)
+        return [found.get(int(self.ids[r])) for r in rows]
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -152,6 +199,12 @@ class SQLiteIndex:
         self._lock = threading.RLock()
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
         self._identity = _identity(path)
+        self._stats: tuple[object, tuple[int, float, int]] | None = None  # (identity and generation, stats)
+
+    @property
+    def approximate_path(self) -> Path:
+        """The approximate index's side file (see core.approximate), rebuilt from this file at will."""
+        return self.path.with_name(self.path.name + ".hnsw")
 
     @classmethod
     def open_or_rebuild(cls, path: Path) -> SQLiteIndex:
@@ -293,11 +346,8 @@ class SQLiteIndex:
                 ).rowcount
                 if narrowed:
                     self._bump()
-            # Batches left staged by a run that died half-way are never swapped in.
-            self.db.execute(
-                "DELETE FROM fragments WHERE staged != 0 AND document_id = (SELECT id FROM documents WHERE path = ?)",
-                (document.path,),
-            )
+            # Batches left staged by a run that died half-way are never swapped in, but they are kept until this
+            # run commits (which drops every row but its own): their vectors are found by hash, not embedded again.
         self._staging[document.path] = secrets.randbits(62) | 1  # this run's batches; 0 marks live fragments
 
     def _token(self, path: str) -> int:
@@ -444,6 +494,7 @@ class SQLiteIndex:
             return self._unreferenced()
 
     def drop_unreferenced(self) -> Unreferenced:
+        self._stats = None  # orphans go without a new generation
         with self._lock, self.db:
             found = self._unreferenced()
             for where in (self._ORPHANS, self._UNINDEXED, self._STALE_BATCHES):
@@ -453,44 +504,117 @@ class SQLiteIndex:
 
     def stats(self) -> tuple[int, float, int]:
         with self._lock:
+            # Every change to live fragments moves the generation, and reading every text's length costs 3 s
+            # at 1M fragments: a bot re-reading an unchanged folder every minute pays it once.
+            generation = (self._identity, self.generation())
+            if self._stats is not None and self._stats[0] == generation:
+                return self._stats[1]
             count, mean, longest = self.db.execute(
                 "SELECT count(*), avg(length(text)), max(length(text)) FROM fragments WHERE staged = 0"
             ).fetchone()
-        return count, float(mean or 0.0), int(longest or 0)
+            self._stats = (generation, (count, float(mean or 0.0), int(longest or 0)))
+            return self._stats[1]
 
     def load(self) -> Corpus:
-        with self._lock:
-            generation = int(self._meta("generation") or 0)
-            dim = int(self._meta("dimension") or 0)
-            try:
-                rows = self.db.execute(
-                    "SELECT f.id, d.path, d.title, d.audience, f.section, f.position, f.of, f.text, f.vector, d.id, "
-                    "f.page, d.as_of, d.modified, d.review_every FROM fragments f "
-                    "JOIN documents d ON d.id = f.document_id "
-                    # Only indexed documents are quoted; one being re-indexed keeps its last indexed version
-                    # (its live fragments) until the new one is swapped in. Removed and failed ones have none.
-                    "WHERE f.staged = 0 AND d.state IN ('indexed', 'indexing') "
-                    # Public rows first: the public scope is then a slice of the matrix, not a copy of it.
-                    "ORDER BY d.audience != 'public', d.path, f.position"
-                ).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
+        """What ranking needs, in memory: ids, audiences, document numbers and the vectors, streamed into one
+        preallocated matrix (no second copy). The fragments' text is read for the hits only (`StoredFragments`).
+
+        Reads through a connection of its own, in one snapshot; the corpus keeps it to read the hits' text,
+        so one loaded before the file was deleted or replaced still reads the file it was loaded from.
+        """
+        db = self._reader_connection()
         try:
-            matrix = np.frombuffer(b"".join(r[8] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-        except ValueError as exc:
-            raise IndexCorrupt(f"The index file {self.path} holds vectors of the wrong size.") from exc
-        fragments = tuple(
-            Fragment(r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[10], dated(r[11], r[12]), r[13])
-            for r in rows
-        )
+            db.execute("BEGIN")  # one snapshot: the generation and the rows it names
+            try:
+                corpus = self._load(db)
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise IndexCorrupt(f"The index file {self.path} can't be read ({exc}).") from exc
+        except BaseException:
+            db.close()
+            raise
+        return corpus
+
+    def _reader_connection(self) -> sqlite3.Connection:
+        """A new read connection on the file this index has open; IndexFileError when the path names another now."""
+        try:
+            db = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=rw", uri=True, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.DatabaseError as exc:
+            raise IndexFileError(f"The index file {self.path} can't be opened ({exc}).") from exc
+        if _identity(self.path) != self._identity:
+            db.close()
+            raise IndexFileError(f"The index file {self.path} was deleted or replaced since it was opened.")
+        return db
+
+    def _load(self, db: sqlite3.Connection) -> Corpus:
+        def meta(key: str) -> str | None:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            return row[0] if row else None
+
+        generation = int(meta("generation") or 0)
+        dim = int(meta("dimension") or 0)
+        # Only indexed documents are quoted; one being re-indexed keeps its last indexed version (its live
+        # fragments) until the new one is swapped in. Removed and failed ones have none.
+        # Public documents first: the public scope is then a slice of the matrix, not a copy of it.
+        docs = db.execute(
+            f"SELECT id, title, audience FROM documents WHERE state IN {_SEARCHED_STATES} "
+            "ORDER BY audience != 'public', path"
+        ).fetchall()
+        doc_ids = np.array([d[0] for d in docs], dtype=np.int64)
+        by_doc = np.argsort(doc_ids)
+        # Ids and documents of the live fragments, from the index alone (never the rows' text or vectors),
+        # by document and then id: a document's fragments are stored in position order, so ids follow positions.
+        pairs = db.execute("SELECT id, document_id FROM fragments WHERE staged = 0 ORDER BY document_id, id")
+        plan = np.fromiter(itertools.chain.from_iterable(pairs), dtype=np.int64).reshape(-1, 2)
+        if len(docs):
+            at = np.minimum(np.searchsorted(doc_ids[by_doc], plan[:, 1]), len(docs) - 1)
+            searched = doc_ids[by_doc[at]] == plan[:, 1]
+            rank = by_doc[at][searched]  # each row's document's place in the order above
+            ids = plan[searched, 0]
+        else:
+            rank, ids = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        del plan
+        order = np.argsort(rank, kind="stable")
+        ids, rank = ids[order], rank[order]
+        matrix = np.empty((len(ids), dim), dtype=np.float32)
+        if len(ids):
+            self._stream_vectors(db, ids, matrix)
+        audiences = np.array([d[2] for d in docs], dtype=object)[rank]
+        reader = _FragmentReader(self.path, db, ids, doc_ids[rank], audiences)
         return Corpus(
-            ids=np.array([r[0] for r in rows], dtype=np.int64),
-            fragments=fragments,
+            ids=ids,
+            fragments=StoredFragments(len(ids), reader),
             matrix=matrix,
-            audiences=np.array([r[3] for r in rows], dtype=object),
-            documents=np.array([r[9] for r in rows], dtype=np.int64),
+            audiences=audiences,
+            documents=doc_ids[rank],
             generation=generation,
+            document_titles={int(d[0]): d[1] for d in docs},
         )
+
+    def _stream_vectors(self, db: sqlite3.Connection, ids: np.ndarray, matrix: np.ndarray) -> None:
+        """Fill `matrix` (rows in the order of `ids`) in one pass over the table in storage order, a chunk at a time."""
+        by_id = np.argsort(ids)
+        sorted_ids = ids[by_id]
+        bytes_per_row = matrix.shape[1] * 4
+        filled = 0
+        # NOT INDEXED: a scan in storage order reads each page once; the index on `staged` would jump around.
+        rows = db.execute("SELECT id, vector FROM fragments NOT INDEXED WHERE staged = 0")
+        while chunk := rows.fetchmany(4096):
+            chunk_ids = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
+            at = np.minimum(np.searchsorted(sorted_ids, chunk_ids), len(sorted_ids) - 1)
+            wanted = sorted_ids[at] == chunk_ids  # rows of documents not searched (failed, removed) are skipped
+            blobs = [r[1] for r, w in zip(chunk, wanted, strict=True) if w]
+            if any(len(b) != bytes_per_row for b in blobs):
+                raise IndexCorrupt(f"The index file {self.path} holds vectors of the wrong size.")
+            if blobs:
+                matrix[by_id[at[wanted]]] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+                filled += len(blobs)
+        if filled != len(ids):
+            raise IndexCorrupt(f"The index file {self.path} lost fragments while it was read.")
 
     def close(self) -> None:
         self.db.close()

@@ -92,7 +92,7 @@ def test_a_narrowed_scope_is_a_view_of_the_matrix_not_a_copy(tmp_path, write_kb,
     )
     base = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data"), fake_embedder)
     searcher = base.searcher
-    _, public, _ = searcher._view(SCOPES["public"])
+    public = searcher._view(SCOPES["public"]).matrix
     assert np.shares_memory(public, searcher.corpus.matrix) and len(public) == 2
     hits = base.retrieve("oak fronts discount suppliers", SCOPES["public"], floor=-1.0).hits
     assert {h.fragment.document for h in hits} == {"b-prices.md", "d-care.md"}
