@@ -15,7 +15,7 @@ from core.errors import IndexFileError, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
-from core.store import Store, open_store
+from core.store import SearchingIndex, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ class KnowledgeBase:
 
     Any process on the same store may re-index: every search first compares the store's
     generation with the loaded one and reloads when it moved, so no process answers from
-    documents the index no longer holds.
+    documents the index no longer holds. A store that ranks itself (PostgreSQL: a `SearchingIndex`)
+    is searched where it is, always at its current generation; nothing is loaded to answer.
     """
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
@@ -72,6 +73,7 @@ class KnowledgeBase:
         self._synced_at = 0.0
         self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
+        self._synced_once = False  # whether this process has synced (or seen another process sync) yet
 
     def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
@@ -97,7 +99,8 @@ class KnowledgeBase:
             if mine:
                 return self._sync(progress)
         with self._lock:
-            self._reload_if_stale()
+            self._synced_once = True
+            self._reload_if_needed()
             return SyncReport()
 
     def _sync(self, progress: Progress | None) -> SyncReport:
@@ -111,10 +114,21 @@ class KnowledgeBase:
                 report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress, limit)
             finally:
                 self._holding = False
-            self._reload_if_stale()
+            self._synced_once = True
+            self._reload_if_needed()
             self._synced_at = time.monotonic()
             self.last_sync = time.time()
             return report
+
+    def _in_store(self) -> SearchingIndex | None:
+        """The store's own search, when it ranks where the vectors are."""
+        index = self.store.index
+        return index if isinstance(index, SearchingIndex) else None
+
+    def _reload_if_needed(self) -> None:
+        """After a sync: load the new generation, unless the store answers searches itself and nothing is loaded."""
+        if self._searcher is not None or self._in_store() is None:
+            self._reload_if_stale()
 
     def _reload_if_stale(self) -> Searcher:
         with self._loading:
@@ -152,18 +166,28 @@ class KnowledgeBase:
     def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
         """Embed the question and rank the fragments the scope may read."""
         self._resync_if_due()
-        searcher = self.searcher
+        in_store = self._in_store()
+        if in_store is not None and not self._synced_once:
+            self.sync()
+        search = in_store.search if in_store is not None else self.searcher.search
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]
         embedded = time.perf_counter()
-        hits = searcher.search(query, scope, self.settings.min_similarity if floor is None else floor)
+        hits = search(query, scope, self.settings.min_similarity if floor is None else floor)
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""
-        corpus = self.searcher.corpus
-        return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
+        if self._in_store() is None:
+            corpus = self.searcher.corpus
+            return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
+        if not self._synced_once:
+            self.sync()
+        # What a search can find, in the corpus's order (public first, by path), without loading it.
+        searched = [r for r in self.store.index.register() if r.state in ("indexed", "indexing") and r.fragments]
+        searched.sort(key=lambda r: (r.audience != "public", r.path.encode()))
+        return list(dict.fromkeys(r.title for r in searched if r.audience in scope))
 
     def close(self) -> None:
         self.store.close()

@@ -14,15 +14,15 @@ SQLite (`core.store.sqlite`) is the embedded implementation; nothing here import
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from core.retrieval import Corpus, Fragment
+from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
 
 if TYPE_CHECKING:
     from core.answers import Answer, Turn
@@ -211,6 +211,18 @@ class IndexStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class SearchingIndex(Protocol):
+    """An index that ranks in the store itself (PostgreSQL + pgvector), so no process loads every vector
+    to answer; `KnowledgeBase` searches through it when the store's index offers it."""
+
+    def search(
+        self, query: np.ndarray, scope: Iterable[str], floor: float, k: int = TOP_K, per_document: int = PER_DOCUMENT
+    ) -> list[Hit]:
+        """The same hits as `Searcher.search` on the loaded corpus: rows outside `scope` never scored."""
+        ...
 
 
 class RunLogStore(Protocol):

@@ -40,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extra
 
 from core.answers import Answer, Turn
 from core.errors import ConfigError, IndexFileError, RunLogError, VerbatimError
-from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
+from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit, select
 from core.review import dated
 from core.store import DocumentRecord, Entry, KnownDocument, Logged, Unreferenced, conversation_hash
 from core.store.rows import (
@@ -252,6 +252,10 @@ _FRAGMENT_COLUMNS = (
     "f.page, d.as_of, d.modified, d.review_every"
 )
 _SEARCHED = "f.staged = 0 AND d.state IN ('indexed', 'indexing')"
+# A hit's columns: `_FRAGMENT_COLUMNS` without the vector, which a hit doesn't need.
+_HIT_COLUMNS = _FRAGMENT_COLUMNS.replace("f.embedding", "NULL")
+# Rows the HNSW index hands over per query (its `ef_search`), before the audience filter; see `search`.
+CANDIDATES = 100
 
 
 def _array(vector: Any) -> np.ndarray:
@@ -270,6 +274,7 @@ class PostgresIndex:
 
     def __init__(self, database: _Database) -> None:
         self.database = database
+        self.exact_searches = 0  # searches whose HNSW candidates fell short, ranked exactly instead
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
 
     def _use(self) -> Any:
@@ -577,54 +582,82 @@ class PostgresIndex:
             generation=generation,
         )
 
-    def search_sql(
+    def search(
         self,
         query: np.ndarray,
-        audiences: Iterable[str],
+        scope: Iterable[str],
         floor: float,
         k: int = TOP_K,
         per_document: int = PER_DOCUMENT,
-        candidates: int = 200,
     ) -> list[Hit]:
-        """The hits for a unit query vector, ranked in the database: rows outside `audiences` are never scored.
+        """The hits for a unit query vector, ranked in the database: rows outside `scope` are never scored.
 
-        The HNSW index orders the scope's rows by cosine distance; the best `candidates` of them
-        (at least k × per_document) go through the floor and a per-document cap (a window
-        function), best first. HNSW is approximate: `hnsw.ef_search` is raised to `candidates`
-        so the candidate set is as long as asked.
+        The HNSW index gives the scope's `CANDIDATES` nearest rows (the audience filter is in the
+        same query as the ranking); the floor, top k and per-document cap are then `select()`'s, on
+        the candidates in the in-memory corpus's order, so both searches keep the same hits.
+
+        HNSW stops after `hnsw.ef_search` rows, before the filter: a scope holding a small share of
+        the rows can get fewer candidates than asked. When the candidates neither fill the k hits
+        nor reach below the floor, they may have been cut short, and the scope is ranked exactly.
         """
-        limit = max(candidates, k * per_document)
         vector = np.asarray(query, dtype=np.float32)
+        audiences = sorted(set(scope))
+        if k <= 0 or not audiences:
+            return []
         with self._use() as db:
-            db.execute(f"SET LOCAL hnsw.ef_search = {min(limit, 1000):d}")
-            rows = db.execute(
-                f"""
-                WITH nearest AS (
-                    SELECT f.id, f.document_id, 1 - (f.embedding <=> %(q)s) AS score
-                    FROM fragments f JOIN documents d ON d.id = f.document_id
-                    WHERE {_SEARCHED} AND d.audience = ANY(%(audiences)s)
-                    ORDER BY f.embedding <=> %(q)s
-                    LIMIT %(limit)s
-                ), capped AS (
-                    SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS nth
-                    FROM nearest WHERE score >= %(floor)s
+            db.execute(f"SET LOCAL hnsw.ef_search = {CANDIDATES:d}")
+            rows = self._candidates(db, vector, audiences, CANDIDATES, exact=False)
+            chosen = select(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), floor, k, per_document)
+            if len(chosen) < k and not (rows and rows[-1][1] < floor):
+                self.exact_searches += 1
+                limit = max(CANDIDATES, 4 * k * per_document)
+                while True:
+                    rows = self._candidates(db, vector, audiences, limit, exact=True)
+                    scores = np.array([r[1] for r in rows])
+                    chosen = select(scores, np.array([r[2] for r in rows]), floor, k, per_document)
+                    # Done unless the per-document cap used up every row above the floor in a full window.
+                    if len(chosen) == k or len(rows) < limit or scores[-1] < floor:
+                        break
+                    limit *= 4
+            ids = [rows[i][0] for i in chosen]
+            found = {
+                r[0]: _fragment(r)
+                for r in db.execute(
+                    f"SELECT {_HIT_COLUMNS} FROM fragments f JOIN documents d ON d.id = f.document_id "
+                    "WHERE f.id = ANY(%s)",
+                    (ids,),
+                    prepare=False,
                 )
-                SELECT {_FRAGMENT_COLUMNS}, c.score
-                FROM capped c JOIN fragments f ON f.id = c.id JOIN documents d ON d.id = f.document_id
-                WHERE c.nth <= %(per_document)s
-                ORDER BY c.score DESC, c.id
-                LIMIT %(k)s
-                """,
-                {
-                    "q": vector,
-                    "audiences": list(audiences),
-                    "limit": limit,
-                    "floor": floor,
-                    "per_document": per_document,
-                    "k": k,
-                },
-            ).fetchall()
-        return [Hit(int(r[0]), _fragment(r), float(r[14])) for r in rows]
+            }
+        return [Hit(int(rows[i][0]), found[rows[i][0]], float(rows[i][1])) for i in chosen]
+
+    def _candidates(
+        self, db: psycopg.Connection[Any], vector: np.ndarray, audiences: list[str], limit: int, exact: bool
+    ) -> list[tuple[int, float, int]]:
+        """(fragment id, score, document id) of the scope's `limit` nearest rows, in the corpus's order on ties.
+
+        `exact` orders by an expression the HNSW index can't serve, so the planner scans the scope.
+        Never a prepared statement: a plan cached under one setting would be reused under another
+        (the benchmark once timed sequential scans as HNSW that way), and planning costs ~0.1 ms.
+        """
+        order = "1 - (f.embedding <=> %(q)s) DESC" if exact else "f.embedding <=> %(q)s"
+        rows = db.execute(
+            f"""
+            SELECT id, score, document_id FROM (
+                SELECT f.id, f.document_id, 1 - (f.embedding <=> %(q)s) AS score,
+                       d.audience != 'public' AS internal, d.path, f.position
+                FROM fragments f JOIN documents d ON d.id = f.document_id
+                WHERE {_SEARCHED} AND d.audience = ANY(%(audiences)s)
+                ORDER BY {order}
+                LIMIT %(limit)s
+            ) nearest
+            -- select() breaks ties by row, so the rows come in the corpus's order: public first, by path.
+            ORDER BY score DESC, internal, path COLLATE "C", position
+            """,
+            {"q": vector, "audiences": audiences, "limit": limit},
+            prepare=False,
+        ).fetchall()
+        return [(int(r[0]), float(r[1]), int(r[2])) for r in rows]
 
     def close(self) -> None:
         pass  # the pool is the store's, closed with it
