@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from core.embeddings import CachedEmbedder, Embedder
-from core.errors import IndexFileError, VerbatimError
+from core.errors import IndexFileError, StoreUnavailable, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
@@ -65,7 +65,7 @@ class KnowledgeBase:
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
-        self.store = store or open_store(settings.data_dir, settings.database_url)
+        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
         self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
         self._lock = threading.Lock()  # one sync at a time
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
@@ -138,7 +138,7 @@ class KnowledgeBase:
                 generation = self.store.index.generation()
                 if self._searcher is None or self._searcher.corpus.generation != generation:
                     self._searcher = Searcher(self.store.index.load())
-            except IndexFileError as exc:
+            except (IndexFileError, StoreUnavailable) as exc:
                 if self._searcher is None:
                     raise
                 # The documents loaded were checked when loaded; the next question re-syncs, which rebuilds.

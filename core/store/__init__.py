@@ -289,13 +289,14 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(data_dir: Path | str, database_url: str = "") -> Store:
-    """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas), else the embedded
-    SQLite store in `data_dir` (a damaged index is moved aside and rebuilt)."""
+def open_store(data_dir: Path | str, database_url: str = "", wait: float = 30.0) -> Store:
+    """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas; a server that can't
+    be reached is tried again for `wait` seconds), else the embedded SQLite store in `data_dir` (a damaged
+    index is moved aside and rebuilt)."""
     if database_url.startswith(("postgresql://", "postgres://")):
         from core.store.postgres import PostgresStore
 
-        return PostgresStore(database_url)
+        return PostgresStore(database_url, wait)
     from core.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(data_dir))

@@ -10,8 +10,9 @@ column gets its dimension (and its HNSW index) from the first batch embedded, an
 again when the embedder changes (`reset`).
 
 Errors from psycopg are converted at the boundary: a database that can't be reached at
-start-up is a `ConfigError` sentence; one that drops mid-run is an `IndexFileError` or
-`RunLogError` sentence, and the pool reconnects on the next use.
+start-up is tried again for a while (`VERBATIM_DATABASE_WAIT`), then a `ConfigError` sentence;
+one that drops mid-run is a `StoreUnavailable` sentence for that use, and the pool reconnects
+on the next.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extra
     ) from exc
 
 from core.answers import Answer, Turn
-from core.errors import ConfigError, IndexFileError, RunLogError, VerbatimError
+from core.errors import ConfigError, IndexFileError, StoreUnavailable
 from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit, select
 from core.review import dated
 from core.store import DocumentRecord, Entry, KnownDocument, Logged, Unreferenced, conversation_hash
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     from core.ingest.readers import Document
 
 log = logging.getLogger(__name__)
+# psycopg_pool warns at every failed reconnection attempt; an outage is told once per use that meets it.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 # Advisory lock keys (any 64-bit numbers, the same in every replica).
 MIGRATION_LOCK = 0x5645_5242_4D49_4701  # applying schema migrations
@@ -197,20 +200,34 @@ def migrate(db: psycopg.Connection[Any], migrations: list[Migration] = MIGRATION
 # --- the shared connection pool ---------------------------------------------------------------------
 
 
-class _Database:
-    """A connection pool on one database; each `use` is one transaction, its errors turned into `error`."""
+# How long one use waits for a connection. A pool of short transactions never waits this long unless
+# the server can't be reached, and a question caught by a restart of a few seconds is answered late, not lost.
+CONNECTION_WAIT = 10.0
+# Slack wants an event acknowledged within 3 s, and whether it was seen is asked before the acknowledgement.
+ACK_WAIT = 2.0
+# The pool gives up a failing reconnection after this long, so the next use starts a fresh attempt at once:
+# with psycopg_pool's default (5 minutes, backing off to 2 minutes between attempts) a database back up
+# could wait that long to be noticed.
+RECONNECT_WINDOW = 10.0
 
-    def __init__(self, url: str, max_size: int = 8) -> None:
+
+def _transient(exc: psycopg.Error) -> bool:
+    """Whether an error may go away by itself: the server down or starting, not a wrong name or password."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    text = str(exc)
+    refused = ("does not exist", "authentication failed", "no pg_hba.conf entry", "role ")
+    return (exc.sqlstate or "").startswith(("08", "57P")) or not any(word in text for word in refused)
+
+
+class _Database:
+    """A connection pool on one database; each `use` is one transaction, an unreachable server `StoreUnavailable`."""
+
+    def __init__(self, url: str, wait: float = 30.0, max_size: int = 8) -> None:
         self.url = url
         self.where = _where(url)
-        try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
-                applied = migrate(db)
-        except psycopg.Error as exc:
-            raise ConfigError(
-                f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}): check VERBATIM_DATABASE_URL "
-                "and that the server is running; the next start tries again."
-            ) from exc
+        self.down = False  # set by a use that found the server unreachable, cleared by one that reached it
+        applied = self._migrate(wait)
         if applied:
             log.info("database migrations applied: %s", ", ".join(applied))
         self.pool = ConnectionPool(
@@ -220,21 +237,66 @@ class _Database:
             open=True,
             configure=register_vector,
             check=ConnectionPool.check_connection,  # a connection dropped by a server restart is replaced
-            kwargs={"connect_timeout": 10},
-            timeout=15.0,
+            kwargs={"connect_timeout": 5},
+            timeout=CONNECTION_WAIT,
+            reconnect_timeout=RECONNECT_WINDOW,
         )
 
+    def _migrate(self, wait: float) -> list[str]:
+        """Connect and apply the migrations; a server that is down or starting is tried again for `wait` s."""
+        deadline = time.monotonic() + wait
+        delay = 0.5
+        while True:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as db:
+                    return migrate(db)
+            except psycopg.Error as exc:
+                if not _transient(exc) or time.monotonic() + delay > deadline:
+                    tried = f", tried for {wait:.0f} s" if _transient(exc) and wait >= 1 else ""
+                    raise ConfigError(
+                        f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}{tried}): check "
+                        "VERBATIM_DATABASE_URL and that the server is running; the next start tries again."
+                    ) from exc
+                if delay == 0.5:  # once: the operator reads one sentence, not one per attempt
+                    log.warning(
+                        "The PostgreSQL database at %s can't be reached (%s); trying again for up to %.0f s.",
+                        self.where,
+                        _reason(exc),
+                        wait,
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
     @contextmanager
-    def use(self, error: type[VerbatimError]) -> Iterator[psycopg.Connection[Any]]:
+    def use(self, wait: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection in one transaction (committed on success, rolled back on an exception)."""
         try:
-            with self.pool.connection() as db:
-                yield db
+            if self.down:
+                with self._direct() as db:
+                    yield db
+            else:
+                with self.pool.connection(timeout=wait) as db:
+                    yield db
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise error(
+            self.down = True
+            self.pool.check()  # other idle connections died with this one: drop them now, not one use at a time
+            raise StoreUnavailable(
                 f"The PostgreSQL database at {self.where} can't be reached ({_reason(exc)}); it is tried again "
                 "on the next use."
             ) from exc
+
+    @contextmanager
+    def _direct(self) -> Iterator[psycopg.Connection[Any]]:
+        """One connection of its own, for a use while the server was last seen down.
+
+        The pool backs off between reconnection attempts, so a use would wait `CONNECTION_WAIT` for it
+        during an outage; a direct connection is refused at once while the server is down, and serves
+        the use as soon as it is back, while the pool catches up.
+        """
+        with psycopg.connect(self.url, connect_timeout=5) as db:  # committed and closed on leaving
+            self.down = False
+            register_vector(db)
+            yield db
 
     def close(self) -> None:
         self.pool.close()
@@ -278,7 +340,7 @@ class PostgresIndex:
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
 
     def _use(self) -> Any:
-        return self.database.use(IndexFileError)
+        return self.database.use()
 
     def _meta(self, db: psycopg.Connection[Any], key: str) -> str | None:
         row = db.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
@@ -312,7 +374,7 @@ class PostgresIndex:
                         db.execute("SELECT pg_advisory_unlock(%s)", (INDEXER_LOCK,))
                     db.autocommit = False
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise IndexFileError(
+            raise StoreUnavailable(
                 f"The PostgreSQL database at {self.database.where} can't be reached ({_reason(exc)})."
             ) from exc
 
@@ -675,8 +737,8 @@ class PostgresLog:
         self.database = database
         self._next_sweep = 0.0
 
-    def _use(self) -> Any:
-        return self.database.use(RunLogError)
+    def _use(self, wait: float | None = None) -> Any:
+        return self.database.use(wait)
 
     def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
         row = entry_values(answer, surface, conversation)
@@ -752,7 +814,7 @@ class PostgresLog:
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         now = time.time()
         key = conversation_hash(key)
-        with self._use() as db:
+        with self._use(ACK_WAIT) as db:  # asked before Slack's acknowledgement: fail in time for a redelivery
             self._sweep(db, now)
             db.execute("DELETE FROM seen_events WHERE key = %s AND at < %s", (key, now - ttl))
             # The unique key decides: a replica racing us waits for our commit, then inserts nothing.
@@ -811,10 +873,13 @@ class PostgresLog:
 
 
 class PostgresStore:
-    """The index, the run log and the bots' state in one PostgreSQL database, shared by every replica."""
+    """The index, the run log and the bots' state in one PostgreSQL database, shared by every replica.
 
-    def __init__(self, url: str) -> None:
-        self.database = _Database(url)
+    A server that can't be reached at start-up is tried again for `wait` seconds, then a `ConfigError`.
+    """
+
+    def __init__(self, url: str, wait: float = 30.0) -> None:
+        self.database = _Database(url, wait)
         self.index = PostgresIndex(self.database)
         log_ = PostgresLog(self.database)
         self.runlog = log_

@@ -1,18 +1,15 @@
 """The PostgreSQL store: the same behaviour as SQLite's, shared by replicas, and search in SQL.
 
 A real PostgreSQL 16 with pgvector is started once per run by `pgserver` (a dev dependency) on a
-Unix socket in a temp folder; each test gets its own database. When no server can be started the
-tests are skipped with the reason.
+Unix socket in a temp folder (`tests/postgres.py`); each test gets its own database. When no server
+can be started the tests are skipped with the reason.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
-import tempfile
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,43 +29,6 @@ from tests.fakes import FakeEmbedder
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
-
-
-def unavailable(reason: str) -> None:
-    """Skip on a developer's machine without PostgreSQL; in CI (.ci/run installs pgserver) it is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[object]:
-    """One PostgreSQL server for the run, on a Unix socket in a temp folder."""
-    folder = tempfile.mkdtemp(prefix="verbatim-pg-")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            import pgserver
-
-            server = pgserver.get_server(folder, cleanup_mode="delete")
-    except ImportError as exc:
-        unavailable(f"pgserver is not installed, so no PostgreSQL can be started: {exc}")
-    except Exception as exc:
-        unavailable(f"PostgreSQL (pgserver) could not be started here: {exc}")
-    with psycopg.connect(server.get_uri(), autocommit=True) as db:
-        db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    yield server
-    server.cleanup()
-
-
-@pytest.fixture
-def database_url(pg_server, request) -> str:
-    """A fresh, empty database on the session's server."""
-    name = f"t_{abs(hash(request.node.nodeid)) % 10**12}"
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as db:  # type: ignore[attr-defined]
-        db.execute(f"DROP DATABASE IF EXISTS {name}")
-        db.execute(f"CREATE DATABASE {name}")
-    return pg_server.get_uri(name)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -413,7 +373,7 @@ def test_a_database_that_cannot_be_reached_is_one_sentence():
     with pytest.raises(
         ConfigError, match=r"PostgreSQL database at 127\.0\.0\.1:1 can't be used .*VERBATIM_DATABASE_URL"
     ):
-        open_store("unused", "postgresql://verbatim:secret@127.0.0.1:1/verbatim")
+        open_store("unused", "postgresql://verbatim:secret@127.0.0.1:1/verbatim", wait=0)
 
 
 def test_the_database_url_is_read_checked_and_never_shown():
@@ -423,6 +383,9 @@ def test_the_database_url_is_read_checked_and_never_shown():
     assert from_env({}).database_url == ""
     with pytest.raises(ConfigError, match="must start with postgresql://"):
         from_env({"VERBATIM_DATABASE_URL": "mysql://db"})
+    assert (from_env({}).database_wait, from_env({"VERBATIM_DATABASE_WAIT": "5"}).database_wait) == (30.0, 5.0)
+    with pytest.raises(ConfigError, match="VERBATIM_DATABASE_WAIT must be between"):
+        from_env({"VERBATIM_DATABASE_WAIT": "-1"})
 
 
 def test_log_status_and_sweep_read_the_database_not_a_data_folder(database_url, tmp_path, write_kb, monkeypatch):
