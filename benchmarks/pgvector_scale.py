@@ -1,7 +1,7 @@
 """PostgreSQL + pgvector search at scale, against exact search and today's in-memory numpy search, in one run.
 
-Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--candidates 40,100] [--shared-buffers 2GB]
-(default: 100000, topics)
+Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--ef-search 40,100] [--candidates 40,100]
+                                         [--ef-construction 128] [--shared-buffers 2GB]   (default: 100000, topics)
 Starts PostgreSQL 16 + pgvector (pgserver, the dev extra) in a temporary folder and, per size, fills
 the real store's tables (`core/store/postgres.py`) with N synthetic 384-dimension unit vectors
 (clustered, as sentence embeddings are: 1,000 topics plus noise), 100 fragments per document, one
@@ -149,7 +149,13 @@ def fill(db, n: int, vectors: np.ndarray) -> None:  # type: ignore[no-untyped-de
 
 
 def measure(  # type: ignore[no-untyped-def]
-    server, n: int, rng: np.random.Generator, kind: str, candidates: list[int], ef_construction: int | None
+    server,
+    n: int,
+    rng: np.random.Generator,
+    kind: str,
+    candidates: list[int],
+    ef_construction: int | None,
+    efs: list[int],
 ) -> None:
     import psycopg
     from pgvector.psycopg import register_vector
@@ -210,7 +216,7 @@ def measure(  # type: ignore[no-untyped-def]
             with timed(exact_ms):
                 db.execute(exact, (q,), prepare=False).fetchall()
         line(f"PostgreSQL exact, sequential scan ({len(sample)} queries)", pct(exact_ms))
-        for ef in (40, 100):
+        for ef in efs:
             db.execute(f"SET hnsw.ef_search = {ef}")
             times, recall = [], []
             for q, expected in zip(queries, truth, strict=True):
@@ -222,7 +228,7 @@ def measure(  # type: ignore[no-untyped-def]
         for q in queries[:50]:
             plan = db.execute("EXPLAIN (ANALYZE) " + bare, (q,), prepare=False).fetchall()
             server_ms += [float(r[0].split()[2]) for r in plan if r[0].startswith("Execution Time")]
-        line("HNSW ef_search 100, inside the server (EXPLAIN)", pct(server_ms))
+        line(f"HNSW ef_search {efs[-1]}, inside the server (EXPLAIN)", pct(server_ms))
 
         # The earlier benchmark's figure: its HNSW query text had been prepared (psycopg prepares a statement
         # on its 5th run) while `enable_indexscan` was off for the exact scan, and a cached plan ignores it.
@@ -279,6 +285,7 @@ def main(
     candidates: tuple[int, ...] = (40, 100),
     buffers: str = "",
     ef_construction: int | None = None,
+    efs: tuple[int, ...] = (40, 100),
 ) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
@@ -305,7 +312,7 @@ def main(
             print(f"PostgreSQL {version} with pgvector {vector[0]} (pgserver), shared_buffers {shared}")
             print(f"data: {kind}; floor {FLOOR}; {QUERIES} queries")
             for n in sizes:
-                measure(server, n, rng, kind, list(candidates), ef_construction)
+                measure(server, n, rng, kind, list(candidates), ef_construction, list(efs))
         finally:
             server.cleanup()
 
@@ -314,9 +321,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[100_000])
     parser.add_argument("--data", choices=["topics", "noise"], default="topics")
+    parser.add_argument("--ef-search", default="40,100", help="ef_search values for bare HNSW, comma-separated")
     parser.add_argument("--candidates", default="40,100", help="HNSW candidates per store search, comma-separated")
     parser.add_argument("--shared-buffers", default="", help="e.g. 2GB (pgserver starts with 128MB)")
     parser.add_argument("--ef-construction", type=int, help="build the graph so (default: as the store does)")
     args = parser.parse_args()
     candidates = tuple(int(c) for c in args.candidates.split(","))
-    main(args.sizes, args.data, candidates, args.shared_buffers, args.ef_construction)
+    efs = tuple(int(c) for c in args.ef_search.split(","))
+    main(args.sizes, args.data, candidates, args.shared_buffers, args.ef_construction, efs)

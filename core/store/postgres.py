@@ -22,7 +22,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -216,7 +216,7 @@ def _transient(exc: psycopg.Error) -> bool:
     if not isinstance(exc, psycopg.OperationalError):
         return False
     text = str(exc)
-    refused = ("does not exist", "authentication failed", "no pg_hba.conf entry", "role ")
+    refused = ("does not exist", "authentication failed", "no pg_hba.conf entry")
     return (exc.sqlstate or "").startswith(("08", "57P")) or not any(word in text for word in refused)
 
 
@@ -226,7 +226,7 @@ class _Database:
     def __init__(self, url: str, wait: float = 30.0, max_size: int = 8) -> None:
         self.url = url
         self.where = _where(url)
-        self.down = False  # set by a use that found the server unreachable, cleared by one that reached it
+        self.down = False  # set by a use that found the server unreachable; cleared once the pool reconnects
         applied = self._migrate(wait)
         if applied:
             log.info("database migrations applied: %s", ", ".join(applied))
@@ -270,31 +270,36 @@ class _Database:
     @contextmanager
     def use(self, wait: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection in one transaction (committed on success, rolled back on an exception)."""
+        if self.down and self.pool.get_stats().get("pool_available"):
+            self.down = False  # the pool has reconnected
         try:
             if self.down:
-                with self._direct() as db:
+                with self._direct(wait) as db:
                     yield db
             else:
                 with self.pool.connection(timeout=wait) as db:
                     yield db
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self.down = True
-            self.pool.check()  # other idle connections died with this one: drop them now, not one use at a time
+            with suppress(psycopg.Error):  # other idle connections died with this one: drop them now, not one by one
+                self.pool.check()
             raise StoreUnavailable(
                 f"The PostgreSQL database at {self.where} can't be reached ({_reason(exc)}); it is tried again "
                 "on the next use."
             ) from exc
 
     @contextmanager
-    def _direct(self) -> Iterator[psycopg.Connection[Any]]:
-        """One connection of its own, for a use while the server was last seen down.
+    def _direct(self, wait: float | None) -> Iterator[psycopg.Connection[Any]]:
+        """One connection of its own, for a use between an outage and the pool's reconnecting.
 
-        The pool backs off between reconnection attempts, so a use would wait `CONNECTION_WAIT` for it
-        during an outage; a direct connection is refused at once while the server is down, and serves
-        the use as soon as it is back, while the pool catches up.
+        The pool backs off between reconnection attempts (up to `RECONNECT_WINDOW`), so a use would
+        wait `CONNECTION_WAIT` for it during an outage; a direct connection is refused at once while the
+        server is down, and serves the use as soon as it is back, while the pool catches up.
         """
-        with psycopg.connect(self.url, connect_timeout=5) as db:  # committed and closed on leaving
-            self.down = False
+        # libpq's shortest connect timeout is 2 s: enough for a server that is up, in time for Slack's ack.
+        with psycopg.connect(self.url, connect_timeout=max(2, int(wait or 5))) as db:  # committed, closed on leaving
+            with suppress(psycopg.Error):
+                self.pool.check()  # the server is back: the pool tries to connect now, not after its back-off
             register_vector(db)
             yield db
 
@@ -363,24 +368,19 @@ class PostgresIndex:
     @contextmanager
     def sole_indexer(self, wait: bool = True) -> Iterator[bool]:
         """Hold the indexer lock while the block runs; False (without waiting) when another process holds it."""
-        try:
-            with self.database.pool.connection() as db:
-                db.autocommit = True  # a session lock, held across the sync's many transactions
-                if wait:
-                    db.execute("SELECT pg_advisory_lock(%s)", (INDEXER_LOCK,))
-                    mine = True
-                else:
-                    mine = bool(db.execute("SELECT pg_try_advisory_lock(%s)", (INDEXER_LOCK,)).fetchone()[0])  # type: ignore[index]
-                try:
-                    yield mine
-                finally:
-                    if mine:
-                        db.execute("SELECT pg_advisory_unlock(%s)", (INDEXER_LOCK,))
-                    db.autocommit = False
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise StoreUnavailable(
-                f"The PostgreSQL database at {self.database.where} can't be reached ({_reason(exc)})."
-            ) from exc
+        with self.database.use() as db:
+            db.autocommit = True  # a session lock, held across the sync's many transactions
+            if wait:
+                db.execute("SELECT pg_advisory_lock(%s)", (INDEXER_LOCK,))
+                mine = True
+            else:
+                mine = bool(db.execute("SELECT pg_try_advisory_lock(%s)", (INDEXER_LOCK,)).fetchone()[0])  # type: ignore[index]
+            try:
+                yield mine
+            finally:
+                if mine:
+                    db.execute("SELECT pg_advisory_unlock(%s)", (INDEXER_LOCK,))
+                db.autocommit = False
 
     def embedder_id(self) -> str | None:
         with self._use() as db:

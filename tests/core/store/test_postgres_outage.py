@@ -75,7 +75,8 @@ def test_a_database_that_drops_mid_run_is_one_sentence_and_the_pool_reconnects(o
     from tests.fakes import FakeEmbedder
 
     kb = write_kb({"prices.md": PRICES})
-    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=outage.url, resync_seconds=0)
+    # A resync before every question: re-reading the folder meets the outage too, and says nothing to the user.
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=outage.url, resync_seconds=1e-6)
     pipeline = Pipeline(settings, KnowledgeBase(settings, FakeEmbedder()))
     try:
         pipeline.knowledge.sync()
