@@ -168,7 +168,7 @@ class KnowledgeBase:
         self._resync_if_due()
         in_store = self._in_store()
         if in_store is not None and not self._synced_once:
-            self.sync()
+            self.sync(wait=False)  # another replica indexing: search what it has committed so far
         search = in_store.search if in_store is not None else self.searcher.search
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]
@@ -183,7 +183,7 @@ class KnowledgeBase:
             corpus = self.searcher.corpus
             return list(dict.fromkeys(f.title for f in corpus.fragments if f.audience in scope))
         if not self._synced_once:
-            self.sync()
+            self.sync(wait=False)
         # What a search can find, in the corpus's order (public first, by path), without loading it.
         searched = [r for r in self.store.index.register() if r.state in ("indexed", "indexing") and r.fragments]
         searched.sort(key=lambda r: (r.audience != "public", r.path.encode()))

@@ -28,9 +28,10 @@ def _short_waits(monkeypatch):
 def replicas(outage, tmp_path, write_kb):
     kb = write_kb({"prices.md": PRICES})
     settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=outage.url, resync_seconds=0)
-    pipelines = [Pipeline(settings, KnowledgeBase(settings, StoppingEmbedder())) for _ in range(2)]
+    embedders = [StoppingEmbedder(), StoppingEmbedder()]
+    pipelines = [Pipeline(settings, KnowledgeBase(settings, embedder)) for embedder in embedders]
     pipelines[0].knowledge.sync()
-    yield pipelines
+    yield list(zip(pipelines, embedders, strict=True))
     for pipeline in pipelines:
         pipeline.close()
 
@@ -54,7 +55,7 @@ def retry(n: int) -> dict[str, str]:
 def test_an_event_delivered_while_the_database_is_down_is_answered_once_when_delivered_again(
     outage, replicas, make_app, fake_slack
 ):
-    one, two = (make_app(the_pipeline=pipeline) for pipeline in replicas)
+    one, two = (make_app(the_pipeline=pipeline) for pipeline, _ in replicas)
     body = event_body(mention("How much are oak fronts?", ts="1700000100.000100"), event_id="EvDown")
     outage.stop()
 
@@ -72,14 +73,15 @@ def test_an_event_delivered_while_the_database_is_down_is_answered_once_when_del
     drain(one)
     drain(two)
     assert len(fake_slack.calls("chat.postMessage")) == 2, "one sentence while down, one answer after"
-    assert [e.question for e in replicas[0].runlog.tail(10)] == ["How much are oak fronts?"], "logged once"
+    assert [e.question for e in replicas[0][0].runlog.tail(10)] == ["How much are oak fronts?"], "logged once"
 
 
 def test_an_answer_the_outage_interrupts_is_one_sentence_and_the_question_asked_again_is_answered_once(
     outage, replicas, make_app, fake_slack
 ):
-    app = make_app(the_pipeline=replicas[0])
-    replicas[0].knowledge._model.stop_at = ("oak fronts per m2", outage)  # type: ignore[attr-defined]
+    pipeline, embedder = replicas[0]
+    app = make_app(the_pipeline=pipeline)
+    embedder.stop_at = ("oak fronts per m2", outage)
     thread = "1700000200.000100"
     assert dispatch(app, event_body(mention("How much are oak fronts per m2?", ts=thread))).status == 200
     told = fake_slack.wait_for("chat.postMessage")[0].body
@@ -93,4 +95,4 @@ def test_an_answer_the_outage_interrupts_is_one_sentence_and_the_question_asked_
     assert "185 EUR" in json.dumps(answer["blocks"])
     drain(app)
     assert len(fake_slack.calls("chat.postMessage")) == 2
-    assert [e.question for e in replicas[0].runlog.tail(10)] == ["How much are oak fronts per m2?"]
+    assert [e.question for e in pipeline.runlog.tail(10)] == ["How much are oak fronts per m2?"]

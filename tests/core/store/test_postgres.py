@@ -351,19 +351,23 @@ def test_another_process_on_the_same_database_shares_events_and_links(database_u
         store.close()
 
 
-def test_one_replica_indexes_and_the_other_reloads_without_embedding(database_url, tmp_path, write_kb, fake_embedder):
+def test_one_replica_indexes_and_the_other_answers_from_it_without_embedding(
+    database_url, tmp_path, write_kb, fake_embedder
+):
     kb = write_kb({"prices.md": PRICES})
     settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "data", database_url=database_url)
-    first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, fake_embedder)
+    other = FakeEmbedder()
+    first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, other)
     try:
         with first.store.index.sole_indexer() as mine:  # type: ignore[attr-defined]
             assert mine
-            report = second.sync(wait=False)  # another replica is indexing: this one only reloads
+            report = second.sync(wait=False)  # another replica is indexing: this one doesn't
             assert (report.added, report.unchanged) == (0, 0)
         assert first.sync().added == 1
-        generation = first.store.index.generation()
-        assert second.searcher.corpus.generation == generation, "the other replica picks up the new generation"
+        hits = second.retrieve("oak fronts price", SCOPES["public"], floor=0.0).hits
+        assert [h.fragment.document for h in hits] == ["prices.md"], "the other replica searches what was indexed"
         assert second.sync().unchanged == 1
+        assert other.texts == 1, "the other replica embedded only its question"
     finally:
         first.close()
         second.close()
