@@ -322,7 +322,10 @@ _SEARCHED = "f.staged = 0 AND d.state IN ('indexed', 'indexing')"
 # A hit's columns: `_FRAGMENT_COLUMNS` without the vector, which a hit doesn't need.
 _HIT_COLUMNS = _FRAGMENT_COLUMNS.replace("f.embedding", "NULL")
 # Rows the HNSW index hands over per query (its `ef_search`), before the audience filter; see `search`.
-CANDIDATES = 100
+# Measured on 1M clustered vectors (benchmarks/pgvector_scale.py): 100 candidates kept 0.83-0.84 of the
+# exact hits, 200 kept 0.95-0.96, 400 kept 0.985-0.99 for p50 13-16 ms (in memory: 14-69 ms); at 100,000
+# 100 already kept 0.995. Recall before milliseconds: a question's embedding alone takes about 10.
+CANDIDATES = 400
 # How the HNSW graph is built. pgvector's default ef_construction (64) gave recall@5 0.84 / 0.93 at ef_search
 # 40 / 100 on 100,000 clustered vectors (benchmarks/pgvector_scale.py --ef-construction 64); 128 gave 0.96 /
 # 1.00, for a build 1.5 times as long.
