@@ -338,7 +338,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     entries = []
     if settings.database_url or settings.data_dir.is_dir():
-        store = open_store(settings.data_dir, settings.database_url)
+        store = open_store(settings.data_dir, settings.database_url, settings.database_wait)
         entries = store.runlog.tail(args.tail)
         store.close()
     if not entries:

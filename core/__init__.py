@@ -13,6 +13,7 @@ from core.errors import (
     IndexCorrupt,
     KnowledgeError,
     RunLogError,
+    StoreUnavailable,
     VerbatimError,
 )
 from core.evaluation import Outcome, evaluate, load_questions, recommend, sweep
@@ -72,6 +73,7 @@ __all__ = [
     "Statement",
     "Status",
     "Store",
+    "StoreUnavailable",
     "SyncReport",
     "Turn",
     "VerbatimError",

@@ -11,6 +11,7 @@ traceback, when there is one, goes to the log.
     │   └── IndexCorrupt     the index file is damaged (it is rebuilt)
     ├── IndexChanged         fragments a search found were re-indexed since it was loaded
     ├── RunLogError          the run log can't be opened or written
+    ├── StoreUnavailable     the shared database can't be reached for now (tried again on the next use)
     ├── EmbeddingError       the embedding model failed
     └── AnswererError        the answering model failed or replied nonsense
 """
@@ -55,6 +56,10 @@ class IndexChanged(VerbatimError):
 
 class RunLogError(VerbatimError):
     """Raised when the run log can't be opened or written."""
+
+
+class StoreUnavailable(VerbatimError):
+    """Raised when the shared database (PostgreSQL) can't be reached for now; the next use tries again."""
 
 
 class EmbeddingError(VerbatimError):

@@ -12,11 +12,11 @@ import numpy as np
 
 from core import approximate
 from core.embeddings import CachedEmbedder, Embedder
-from core.errors import IndexChanged, IndexFileError, VerbatimError
+from core.errors import IndexChanged, IndexFileError, StoreUnavailable, VerbatimError
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
-from core.store import Store, open_store
+from core.store import SearchingIndex, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -59,13 +59,14 @@ class KnowledgeBase:
 
     Any process on the same store may re-index: every search first compares the store's
     generation with the loaded one and reloads when it moved, so no process answers from
-    documents the index no longer holds.
+    documents the index no longer holds. A store that ranks itself (PostgreSQL: a `SearchingIndex`)
+    is searched where it is, always at its current generation; nothing is loaded to answer.
     """
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
-        self.store = store or open_store(settings.data_dir, settings.database_url)
+        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
         self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
         self._lock = threading.Lock()  # one sync at a time
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
@@ -74,6 +75,7 @@ class KnowledgeBase:
         self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
         self._side_file_seen: tuple[int, int] | None = None  # the approximate index file last tried (mtime, size)
+        self._synced_once = False  # whether this process has synced (or seen another process sync) yet
 
     def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
@@ -99,7 +101,8 @@ class KnowledgeBase:
             if mine:
                 return self._sync(progress)
         with self._lock:
-            self._reload_if_stale()
+            self._synced_once = True
+            self._reload_if_needed()
             return SyncReport()
 
     def _sync(self, progress: Progress | None) -> SyncReport:
@@ -113,11 +116,22 @@ class KnowledgeBase:
                 report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress, limit)
             finally:
                 self._holding = False
-            self._reload_if_stale()
+            self._synced_once = True
+            self._reload_if_needed()
             report.search = self._build_approximate()
             self._synced_at = time.monotonic()
             self.last_sync = time.time()
             return report
+
+    def _in_store(self) -> SearchingIndex | None:
+        """The store's own search, when it ranks where the vectors are."""
+        index = self.store.index
+        return index if isinstance(index, SearchingIndex) else None
+
+    def _reload_if_needed(self) -> None:
+        """After a sync: load the new generation, unless the store answers searches itself and nothing is loaded."""
+        if self._searcher is not None or self._in_store() is None:
+            self._reload_if_stale()
 
     def _reload_if_stale(self) -> Searcher:
         with self._loading:
@@ -129,7 +143,7 @@ class KnowledgeBase:
                     self._searcher = Searcher(self.store.index.load())
                     self._side_file_seen = None
                 self._attach_approximate(self._searcher)
-            except IndexFileError as exc:
+            except (IndexFileError, StoreUnavailable) as exc:
                 if self._searcher is None:
                     raise
                 # The documents loaded were checked when loaded; the next question re-syncs, which rebuilds.
@@ -202,28 +216,41 @@ class KnowledgeBase:
     def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
         """Embed the question and rank the fragments the scope may read."""
         self._resync_if_due()
-        searcher = self.searcher
+        in_store = self._in_store()
+        if in_store is not None and not self._synced_once:
+            self.sync(wait=False)  # another replica indexing: search what it has committed so far
+        searcher = self.searcher if in_store is None else None
         started = time.perf_counter()
         query = self.embedder.embed([question])[0]
         embedded = time.perf_counter()
         floor = self.settings.min_similarity if floor is None else floor
-        try:
-            hits = searcher.search(query, scope, floor)
-        except IndexChanged as exc:
-            # Another process re-indexed between the generation check and reading the hits' text: search
-            # the generation it left. Should that move too, keep the hits still valid: never an old text.
-            log.info("%s; searching the new generation", exc)
+        if in_store is not None:
+            hits = in_store.search(query, scope, floor)
+        elif searcher is not None:
             try:
-                hits = self._reload_if_stale().search(query, scope, floor)
-            except IndexChanged as again:
-                log.warning("%s; answering from the hits still valid", again)
-                hits = again.hits
+                hits = searcher.search(query, scope, floor)
+            except IndexChanged as exc:
+                # Another process re-indexed between the generation check and reading the hits' text: search
+                # the generation it left. Should that move too, keep the hits still valid: never an old text.
+                log.info("%s; searching the new generation", exc)
+                try:
+                    hits = self._reload_if_stale().search(query, scope, floor)
+                except IndexChanged as again:
+                    log.warning("%s; answering from the hits still valid", again)
+                    hits = again.hits
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""
-        return self.searcher.corpus.titles(scope)
+        if self._in_store() is None:
+            return self.searcher.corpus.titles(scope)
+        if not self._synced_once:
+            self.sync(wait=False)
+        # What a search can find, in the corpus's order (public first, by path), without loading it.
+        searched = [r for r in self.store.index.register() if r.state in ("indexed", "indexing") and r.fragments]
+        searched.sort(key=lambda r: (r.audience != "public", r.path.encode()))
+        return list(dict.fromkeys(r.title for r in searched if r.audience in scope))
 
     def close(self) -> None:
         self.store.close()

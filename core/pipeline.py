@@ -12,7 +12,7 @@ from typing import Protocol
 from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn
 from core.calculations import backing, check_all, shown_only
 from core.embeddings import Embedder
-from core.errors import AnswererError, VerbatimError
+from core.errors import AnswererError, StoreUnavailable, VerbatimError
 from core.extractive import ExtractiveAnswerer
 from core.knowledge import KnowledgeBase, clean_question
 from core.language import detect
@@ -205,6 +205,8 @@ class Pipeline:
                 # Dated here, not in decide(): whether a document is past review depends on today and settings.
                 dated = date_quotes(verdict.statements, hits, self.settings.review_days)
                 verdict = replace(verdict, statements=dated)
+        except StoreUnavailable:
+            raise  # nothing can be logged either: the surface says so, and the question is asked again
         except VerbatimError as exc:
             # Our own errors carry their sentence; the traceback is for whoever debugs.
             log.error("answering failed: %s", exc)

@@ -96,7 +96,7 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     """
     records: list[DocumentRecord] = []
     if settings.database_url or (settings.data_dir / INDEX_FILE).is_file():
-        store = open_store(settings.data_dir, settings.database_url)
+        store = open_store(settings.data_dir, settings.database_url, settings.database_wait)
         try:
             records = store.index.register()
         finally:
@@ -168,7 +168,7 @@ def sweep_data(settings: Settings, apply: bool = False) -> Leftovers:
     corrupt = sorted(p for p in data.glob("*.corrupt-*") if p.is_file())
     index = Unreferenced()
     if settings.database_url or (data / INDEX_FILE).is_file():
-        store = open_store(data, settings.database_url)
+        store = open_store(data, settings.database_url, settings.database_wait)
         try:
             index = store.index.drop_unreferenced() if apply else store.index.unreferenced()
         finally:

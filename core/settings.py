@@ -39,6 +39,7 @@ class Settings:
     max_document_mb: float = 10.0  # a bigger file fails with a reason before it is read (see README)
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
     database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
+    database_wait: float = 30.0  # seconds a PostgreSQL server that can't be reached at start-up is tried again
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -116,6 +117,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         max_document_mb=number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
         review_days=days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
         database_url=text("VERBATIM_DATABASE_URL"),
+        database_wait=number("VERBATIM_DATABASE_WAIT", 30.0, 0.0, 3600.0),
     )
     languages = text("VERBATIM_QUESTION_LANGUAGES", "en" if settings.embedder == "local" else "any").lower()
     codes = tuple(code.strip() for code in languages.split(",") if code.strip())

@@ -11,6 +11,9 @@ from core.embeddings import LocalEmbedder
 from core.settings import Settings
 from tests.fakes import FakeEmbedder, FakeServer
 
+# A real PostgreSQL for the store's tests: pg_server, database_url, outage.
+pytest_plugins = ["tests.postgres"]
+
 REPO = Path(__file__).resolve().parent.parent
 DEMO_KB = REPO / "knowledge"
 

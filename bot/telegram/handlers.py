@@ -15,7 +15,7 @@ from telegram.ext import ContextTypes
 from bot import presenter
 from bot.telegram import render
 from bot.telegram.config import TelegramSettings
-from core import SCOPES, Pipeline, VerbatimError, clean_question, conversation_hash
+from core import SCOPES, Pipeline, StoreUnavailable, VerbatimError, clean_question, conversation_hash
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +96,15 @@ class Handlers:
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Log first, then tell the user briefly; the bot keeps running."""
-        log.error("a Telegram update failed", exc_info=context.error)
+        if isinstance(context.error, StoreUnavailable):  # one sentence in the log: it is not a bug
+            log.warning("a Telegram update was not answered: %s", context.error)
+            text = presenter.UNAVAILABLE
+        else:
+            log.error("a Telegram update failed", exc_info=context.error)
+            text = presenter.APOLOGY
         if isinstance(update, Update) and update.effective_message:
             try:
-                await update.effective_message.reply_text(f"⚠️ {presenter.APOLOGY}")
+                await update.effective_message.reply_text(f"⚠️ {text}")
             except TelegramError:
                 log.warning("could not tell the user about the error either")
 

@@ -14,15 +14,15 @@ SQLite (`core.store.sqlite`) is the embedded implementation; nothing here import
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from core.retrieval import Corpus, Fragment
+from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
 
 if TYPE_CHECKING:
     from core.answers import Answer, Turn
@@ -213,6 +213,18 @@ class IndexStore(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class SearchingIndex(Protocol):
+    """An index that ranks in the store itself (PostgreSQL + pgvector), so no process loads every vector
+    to answer; `KnowledgeBase` searches through it when the store's index offers it."""
+
+    def search(
+        self, query: np.ndarray, scope: Iterable[str], floor: float, k: int = TOP_K, per_document: int = PER_DOCUMENT
+    ) -> list[Hit]:
+        """The same hits as `Searcher.search` on the loaded corpus: rows outside `scope` never scored."""
+        ...
+
+
 class RunLogStore(Protocol):
     """Append-only: every question and its answer, and feedback on answers."""
 
@@ -277,13 +289,14 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(data_dir: Path | str, database_url: str = "") -> Store:
-    """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas), else the embedded
-    SQLite store in `data_dir` (a damaged index is moved aside and rebuilt)."""
+def open_store(data_dir: Path | str, database_url: str = "", wait: float = 30.0) -> Store:
+    """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas; a server that can't
+    be reached is tried again for `wait` seconds), else the embedded SQLite store in `data_dir` (a damaged
+    index is moved aside and rebuilt)."""
     if database_url.startswith(("postgresql://", "postgres://")):
         from core.store.postgres import PostgresStore
 
-        return PostgresStore(database_url)
+        return PostgresStore(database_url, wait)
     from core.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(data_dir))

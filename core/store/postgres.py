@@ -10,8 +10,9 @@ column gets its dimension (and its HNSW index) from the first batch embedded, an
 again when the embedder changes (`reset`).
 
 Errors from psycopg are converted at the boundary: a database that can't be reached at
-start-up is a `ConfigError` sentence; one that drops mid-run is an `IndexFileError` or
-`RunLogError` sentence, and the pool reconnects on the next use.
+start-up is tried again for a while (`VERBATIM_DATABASE_WAIT`), then a `ConfigError` sentence;
+one that drops mid-run is a `StoreUnavailable` sentence for that use, and the pool reconnects
+on the next.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -39,8 +40,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extra
     ) from exc
 
 from core.answers import Answer, Turn
-from core.errors import ConfigError, IndexFileError, RunLogError, VerbatimError
-from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
+from core.errors import ConfigError, IndexFileError, StoreUnavailable
+from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit, select
 from core.review import dated
 from core.store import DocumentRecord, Entry, KnownDocument, Logged, Unreferenced, conversation_hash
 from core.store.rows import (
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     from core.ingest.readers import Document
 
 log = logging.getLogger(__name__)
+# psycopg_pool warns at every failed reconnection attempt; an outage is told once per use that meets it.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 # Advisory lock keys (any 64-bit numbers, the same in every replica).
 MIGRATION_LOCK = 0x5645_5242_4D49_4701  # applying schema migrations
@@ -197,20 +200,34 @@ def migrate(db: psycopg.Connection[Any], migrations: list[Migration] = MIGRATION
 # --- the shared connection pool ---------------------------------------------------------------------
 
 
-class _Database:
-    """A connection pool on one database; each `use` is one transaction, its errors turned into `error`."""
+# How long one use waits for a connection. A pool of short transactions never waits this long unless
+# the server can't be reached, and a question caught by a restart of a few seconds is answered late, not lost.
+CONNECTION_WAIT = 10.0
+# Slack wants an event acknowledged within 3 s, and whether it was seen is asked before the acknowledgement.
+ACK_WAIT = 2.0
+# The pool gives up a failing reconnection after this long, so the next use starts a fresh attempt at once:
+# with psycopg_pool's default (5 minutes, backing off to 2 minutes between attempts) a database back up
+# could wait that long to be noticed.
+RECONNECT_WINDOW = 10.0
 
-    def __init__(self, url: str, max_size: int = 8) -> None:
+
+def _transient(exc: psycopg.Error) -> bool:
+    """Whether an error may go away by itself: the server down or starting, not a wrong name or password."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    text = str(exc)
+    refused = ("does not exist", "authentication failed", "no pg_hba.conf entry")
+    return (exc.sqlstate or "").startswith(("08", "57P")) or not any(word in text for word in refused)
+
+
+class _Database:
+    """A connection pool on one database; each `use` is one transaction, an unreachable server `StoreUnavailable`."""
+
+    def __init__(self, url: str, wait: float = 30.0, max_size: int = 8) -> None:
         self.url = url
         self.where = _where(url)
-        try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
-                applied = migrate(db)
-        except psycopg.Error as exc:
-            raise ConfigError(
-                f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}): check VERBATIM_DATABASE_URL "
-                "and that the server is running; the next start tries again."
-            ) from exc
+        self.down = False  # set by a use that found the server unreachable; cleared once the pool reconnects
+        applied = self._migrate(wait)
         if applied:
             log.info("database migrations applied: %s", ", ".join(applied))
         self.pool = ConnectionPool(
@@ -220,21 +237,71 @@ class _Database:
             open=True,
             configure=register_vector,
             check=ConnectionPool.check_connection,  # a connection dropped by a server restart is replaced
-            kwargs={"connect_timeout": 10},
-            timeout=15.0,
+            kwargs={"connect_timeout": 5},
+            timeout=CONNECTION_WAIT,
+            reconnect_timeout=RECONNECT_WINDOW,
         )
 
+    def _migrate(self, wait: float) -> list[str]:
+        """Connect and apply the migrations; a server that is down or starting is tried again for `wait` s."""
+        deadline = time.monotonic() + wait
+        delay = 0.5
+        while True:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as db:
+                    return migrate(db)
+            except psycopg.Error as exc:
+                if not _transient(exc) or time.monotonic() + delay > deadline:
+                    tried = f", tried for {wait:.0f} s" if _transient(exc) and wait >= 1 else ""
+                    raise ConfigError(
+                        f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}{tried}): check "
+                        "VERBATIM_DATABASE_URL and that the server is running; the next start tries again."
+                    ) from exc
+                if delay == 0.5:  # once: the operator reads one sentence, not one per attempt
+                    log.warning(
+                        "The PostgreSQL database at %s can't be reached (%s); trying again for up to %.0f s.",
+                        self.where,
+                        _reason(exc),
+                        wait,
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
     @contextmanager
-    def use(self, error: type[VerbatimError]) -> Iterator[psycopg.Connection[Any]]:
+    def use(self, wait: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection in one transaction (committed on success, rolled back on an exception)."""
+        if self.down and self.pool.get_stats().get("pool_available"):
+            self.down = False  # the pool has reconnected
         try:
-            with self.pool.connection() as db:
-                yield db
+            if self.down:
+                with self._direct(wait) as db:
+                    yield db
+            else:
+                with self.pool.connection(timeout=wait) as db:
+                    yield db
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise error(
+            self.down = True
+            with suppress(psycopg.Error):  # other idle connections died with this one: drop them now, not one by one
+                self.pool.check()
+            raise StoreUnavailable(
                 f"The PostgreSQL database at {self.where} can't be reached ({_reason(exc)}); it is tried again "
                 "on the next use."
             ) from exc
+
+    @contextmanager
+    def _direct(self, wait: float | None) -> Iterator[psycopg.Connection[Any]]:
+        """One connection of its own, for a use between an outage and the pool's reconnecting.
+
+        The pool backs off between reconnection attempts (up to `RECONNECT_WINDOW`), so a use would
+        wait `CONNECTION_WAIT` for it during an outage; a direct connection is refused at once while the
+        server is down, and serves the use as soon as it is back, while the pool catches up.
+        """
+        # libpq's shortest connect timeout is 2 s: enough for a server that is up, in time for Slack's ack.
+        with psycopg.connect(self.url, connect_timeout=max(2, int(wait or 5))) as db:  # committed, closed on leaving
+            with suppress(psycopg.Error):
+                self.pool.check()  # the server is back: the pool tries to connect now, not after its back-off
+            register_vector(db)
+            yield db
 
     def close(self) -> None:
         self.pool.close()
@@ -252,6 +319,17 @@ _FRAGMENT_COLUMNS = (
     "f.page, d.as_of, d.modified, d.review_every"
 )
 _SEARCHED = "f.staged = 0 AND d.state IN ('indexed', 'indexing')"
+# A hit's columns: `_FRAGMENT_COLUMNS` without the vector, which a hit doesn't need.
+_HIT_COLUMNS = _FRAGMENT_COLUMNS.replace("f.embedding", "NULL")
+# Rows the HNSW index hands over per query (its `ef_search`), before the audience filter; see `search`.
+# Measured on 1M clustered vectors (benchmarks/pgvector_scale.py): 100 candidates kept 0.83-0.84 of the
+# exact hits, 200 kept 0.95-0.96, 400 kept 0.985-0.99 for p50 13-16 ms (in memory: 14-69 ms); at 100,000
+# 100 already kept 0.995. Recall before milliseconds: a question's embedding alone takes about 10.
+CANDIDATES = 400
+# How the HNSW graph is built. pgvector's default ef_construction (64) gave recall@5 0.84 / 0.93 at ef_search
+# 40 / 100 on 100,000 clustered vectors (benchmarks/pgvector_scale.py --ef-construction 64); 128 gave 0.96 /
+# 1.00, for a build 1.5 times as long.
+HNSW = "WITH (m = 16, ef_construction = 128)"
 
 
 def _array(vector: Any) -> np.ndarray:
@@ -270,10 +348,11 @@ class PostgresIndex:
 
     def __init__(self, database: _Database) -> None:
         self.database = database
+        self.exact_searches = 0  # searches whose HNSW candidates fell short, ranked exactly instead
         self._staging: dict[str, int] = {}  # document path → the token of its batches being written
 
     def _use(self) -> Any:
-        return self.database.use(IndexFileError)
+        return self.database.use()
 
     def _meta(self, db: psycopg.Connection[Any], key: str) -> str | None:
         row = db.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
@@ -292,24 +371,19 @@ class PostgresIndex:
     @contextmanager
     def sole_indexer(self, wait: bool = True) -> Iterator[bool]:
         """Hold the indexer lock while the block runs; False (without waiting) when another process holds it."""
-        try:
-            with self.database.pool.connection() as db:
-                db.autocommit = True  # a session lock, held across the sync's many transactions
-                if wait:
-                    db.execute("SELECT pg_advisory_lock(%s)", (INDEXER_LOCK,))
-                    mine = True
-                else:
-                    mine = bool(db.execute("SELECT pg_try_advisory_lock(%s)", (INDEXER_LOCK,)).fetchone()[0])  # type: ignore[index]
-                try:
-                    yield mine
-                finally:
-                    if mine:
-                        db.execute("SELECT pg_advisory_unlock(%s)", (INDEXER_LOCK,))
-                    db.autocommit = False
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise IndexFileError(
-                f"The PostgreSQL database at {self.database.where} can't be reached ({_reason(exc)})."
-            ) from exc
+        with self.database.use() as db:
+            db.autocommit = True  # a session lock, held across the sync's many transactions
+            if wait:
+                db.execute("SELECT pg_advisory_lock(%s)", (INDEXER_LOCK,))
+                mine = True
+            else:
+                mine = bool(db.execute("SELECT pg_try_advisory_lock(%s)", (INDEXER_LOCK,)).fetchone()[0])  # type: ignore[index]
+            try:
+                yield mine
+            finally:
+                if mine:
+                    db.execute("SELECT pg_advisory_unlock(%s)", (INDEXER_LOCK,))
+                db.autocommit = False
 
     def embedder_id(self) -> str | None:
         with self._use() as db:
@@ -338,7 +412,7 @@ class PostgresIndex:
         if known is not None:
             raise IndexFileError(f"The index holds {known}-dimension vectors, not {dim}: re-index from scratch.")
         db.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({dim:d})")
-        db.execute("CREATE INDEX fragments_by_embedding ON fragments USING hnsw (embedding vector_cosine_ops)")
+        db.execute(f"CREATE INDEX fragments_by_embedding ON fragments USING hnsw (embedding vector_cosine_ops) {HNSW}")
         db.execute("INSERT INTO meta VALUES ('dimension', %s)", (str(dim),))
 
     def known(self) -> dict[str, KnownDocument]:
@@ -577,54 +651,82 @@ class PostgresIndex:
             generation=generation,
         )
 
-    def search_sql(
+    def search(
         self,
         query: np.ndarray,
-        audiences: Iterable[str],
+        scope: Iterable[str],
         floor: float,
         k: int = TOP_K,
         per_document: int = PER_DOCUMENT,
-        candidates: int = 200,
     ) -> list[Hit]:
-        """The hits for a unit query vector, ranked in the database: rows outside `audiences` are never scored.
+        """The hits for a unit query vector, ranked in the database: rows outside `scope` are never scored.
 
-        The HNSW index orders the scope's rows by cosine distance; the best `candidates` of them
-        (at least k × per_document) go through the floor and a per-document cap (a window
-        function), best first. HNSW is approximate: `hnsw.ef_search` is raised to `candidates`
-        so the candidate set is as long as asked.
+        The HNSW index gives the scope's `CANDIDATES` nearest rows (the audience filter is in the
+        same query as the ranking); the floor, top k and per-document cap are then `select()`'s, on
+        the candidates in the in-memory corpus's order, so both searches keep the same hits.
+
+        HNSW stops after `hnsw.ef_search` rows, before the filter: a scope holding a small share of
+        the rows can get fewer candidates than asked. When the candidates neither fill the k hits
+        nor reach below the floor, they may have been cut short, and the scope is ranked exactly.
         """
-        limit = max(candidates, k * per_document)
         vector = np.asarray(query, dtype=np.float32)
+        audiences = sorted(set(scope))
+        if k <= 0 or not audiences:
+            return []
         with self._use() as db:
-            db.execute(f"SET LOCAL hnsw.ef_search = {min(limit, 1000):d}")
-            rows = db.execute(
-                f"""
-                WITH nearest AS (
-                    SELECT f.id, f.document_id, 1 - (f.embedding <=> %(q)s) AS score
-                    FROM fragments f JOIN documents d ON d.id = f.document_id
-                    WHERE {_SEARCHED} AND d.audience = ANY(%(audiences)s)
-                    ORDER BY f.embedding <=> %(q)s
-                    LIMIT %(limit)s
-                ), capped AS (
-                    SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS nth
-                    FROM nearest WHERE score >= %(floor)s
+            db.execute(f"SET LOCAL hnsw.ef_search = {CANDIDATES:d}")
+            rows = self._candidates(db, vector, audiences, CANDIDATES, exact=False)
+            chosen = select(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), floor, k, per_document)
+            if len(chosen) < k and not (rows and rows[-1][1] < floor):
+                self.exact_searches += 1
+                limit = max(CANDIDATES, 4 * k * per_document)
+                while True:
+                    rows = self._candidates(db, vector, audiences, limit, exact=True)
+                    scores = np.array([r[1] for r in rows])
+                    chosen = select(scores, np.array([r[2] for r in rows]), floor, k, per_document)
+                    # Done unless the per-document cap used up every row above the floor in a full window.
+                    if len(chosen) == k or len(rows) < limit or scores[-1] < floor:
+                        break
+                    limit *= 4
+            ids = [rows[i][0] for i in chosen]
+            found = {
+                r[0]: _fragment(r)
+                for r in db.execute(
+                    f"SELECT {_HIT_COLUMNS} FROM fragments f JOIN documents d ON d.id = f.document_id "
+                    "WHERE f.id = ANY(%s)",
+                    (ids,),
+                    prepare=False,
                 )
-                SELECT {_FRAGMENT_COLUMNS}, c.score
-                FROM capped c JOIN fragments f ON f.id = c.id JOIN documents d ON d.id = f.document_id
-                WHERE c.nth <= %(per_document)s
-                ORDER BY c.score DESC, c.id
-                LIMIT %(k)s
-                """,
-                {
-                    "q": vector,
-                    "audiences": list(audiences),
-                    "limit": limit,
-                    "floor": floor,
-                    "per_document": per_document,
-                    "k": k,
-                },
-            ).fetchall()
-        return [Hit(int(r[0]), _fragment(r), float(r[14])) for r in rows]
+            }
+        return [Hit(int(rows[i][0]), found[rows[i][0]], float(rows[i][1])) for i in chosen]
+
+    def _candidates(
+        self, db: psycopg.Connection[Any], vector: np.ndarray, audiences: list[str], limit: int, exact: bool
+    ) -> list[tuple[int, float, int]]:
+        """(fragment id, score, document id) of the scope's `limit` nearest rows, in the corpus's order on ties.
+
+        `exact` orders by an expression the HNSW index can't serve, so the planner scans the scope.
+        Never a prepared statement: a plan cached under one setting would be reused under another
+        (the benchmark once timed sequential scans as HNSW that way), and planning costs ~0.1 ms.
+        """
+        order = "1 - (f.embedding <=> %(q)s) DESC" if exact else "f.embedding <=> %(q)s"
+        rows = db.execute(
+            f"""
+            SELECT id, score, document_id FROM (
+                SELECT f.id, f.document_id, 1 - (f.embedding <=> %(q)s) AS score,
+                       d.audience != 'public' AS internal, d.path, f.position
+                FROM fragments f JOIN documents d ON d.id = f.document_id
+                WHERE {_SEARCHED} AND d.audience = ANY(%(audiences)s)
+                ORDER BY {order}
+                LIMIT %(limit)s
+            ) nearest
+            -- select() breaks ties by row, so the rows come in the corpus's order: public first, by path.
+            ORDER BY score DESC, internal, path COLLATE "C", position
+            """,
+            {"q": vector, "audiences": audiences, "limit": limit},
+            prepare=False,
+        ).fetchall()
+        return [(int(r[0]), float(r[1]), int(r[2])) for r in rows]
 
     def close(self) -> None:
         pass  # the pool is the store's, closed with it
@@ -642,8 +744,8 @@ class PostgresLog:
         self.database = database
         self._next_sweep = 0.0
 
-    def _use(self) -> Any:
-        return self.database.use(RunLogError)
+    def _use(self, wait: float | None = None) -> Any:
+        return self.database.use(wait)
 
     def record(self, answer: Answer, surface: str, conversation: str | None) -> None:
         row = entry_values(answer, surface, conversation)
@@ -719,7 +821,7 @@ class PostgresLog:
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         now = time.time()
         key = conversation_hash(key)
-        with self._use() as db:
+        with self._use(ACK_WAIT) as db:  # asked before Slack's acknowledgement: fail in time for a redelivery
             self._sweep(db, now)
             db.execute("DELETE FROM seen_events WHERE key = %s AND at < %s", (key, now - ttl))
             # The unique key decides: a replica racing us waits for our commit, then inserts nothing.
@@ -778,10 +880,13 @@ class PostgresLog:
 
 
 class PostgresStore:
-    """The index, the run log and the bots' state in one PostgreSQL database, shared by every replica."""
+    """The index, the run log and the bots' state in one PostgreSQL database, shared by every replica.
 
-    def __init__(self, url: str) -> None:
-        self.database = _Database(url)
+    A server that can't be reached at start-up is tried again for `wait` seconds, then a `ConfigError`.
+    """
+
+    def __init__(self, url: str, wait: float = 30.0) -> None:
+        self.database = _Database(url, wait)
         self.index = PostgresIndex(self.database)
         log_ = PostgresLog(self.database)
         self.runlog = log_

@@ -18,7 +18,8 @@ from slack_bolt.request import BoltRequest
 
 from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import Deps
-from bot.slack.listeners.messages import question_text
+from bot.slack.listeners.messages import question_text, tell_unavailable
+from core import StoreUnavailable
 
 __all__ = ["Deps", "question_text", "register"]
 
@@ -34,8 +35,20 @@ class _Inject(Middleware):
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
         req.context["deps"] = self.deps
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
-        # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.
-        if event_id and not self.deps.pipeline.store.state.first_time(f"slack-event:{event_id}"):
+        if not event_id:
+            return next()
+        try:
+            # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.
+            first = self.deps.pipeline.store.state.first_time(f"slack-event:{event_id}")
+        except StoreUnavailable as exc:
+            # Not acknowledged, so Slack delivers it again (after about 1 and 5 minutes), to this replica or
+            # another; the first delivery after the database is back is answered, once. The asker hears of
+            # the wait once: on Slack's first delivery, which one replica gets.
+            log.warning("event %s left for Slack to deliver again: %s", event_id, exc)
+            if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
+                tell_unavailable(req.context.client, req.body["event"], req.context)
+            return BoltResponse(status=503, body="")
+        if not first:
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")
         return next()

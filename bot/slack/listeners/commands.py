@@ -12,7 +12,7 @@ from bot import presenter
 from bot.slack import render
 from bot.slack.listeners.common import SURFACE, Deps
 from bot.slack.listeners.messages import question_text
-from core import VerbatimError, clean_question
+from core import StoreUnavailable, VerbatimError, clean_question
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,9 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
         actions = [render.share_actions(answer.id)] if presenter.present(answer).feedback else []
         for message in render.messages(answer, actions):
             client.chat_postEphemeral(channel=channel, user=user, blocks=message.blocks, text=message.text)
+    except StoreUnavailable as exc:
+        log.warning("/ask was not answered: %s", exc)
+        client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.UNAVAILABLE}")
     except VerbatimError as exc:
         client.chat_postEphemeral(channel=channel, user=user, text=presenter.invalid_question(exc))
     except Exception:

@@ -8,11 +8,12 @@ from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot import presenter
 from bot.slack import render
 from bot.slack.listeners.common import SURFACE, Deps, react, reply
-from core import VerbatimError, clean_question
+from core import StoreUnavailable, VerbatimError, clean_question
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,36 @@ def answer_in_thread(
     try:
         answer = deps.pipeline.ask(question, deps.scope_for(channel), SURFACE, conversation)
         reply(client, channel, thread_ts, render.messages(answer))
+    except StoreUnavailable as exc:
+        log.warning("a Slack question was not answered: %s", exc)
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=f"⚠️ {presenter.UNAVAILABLE}")
     except Exception:
         log.exception("answering a Slack message failed")
         client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=f"⚠️ {presenter.APOLOGY}")
     finally:
         react(client, WORKING, channel, ts, add=False)
+
+
+def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str, str | None] | None:
+    """Where the listeners below answer this event (channel, thread), or None when it asks them nothing."""
+    if ignorable(event, context):
+        return None
+    if event.get("type") == "app_mention":
+        return event["channel"], event.get("thread_ts") or event["ts"]
+    if event.get("type") == "message" and event.get("channel_type") == "im":
+        return event["channel"], event.get("thread_ts")
+    return None
+
+
+def tell_unavailable(client: WebClient, event: dict[str, Any], context: dict[str, Any]) -> None:
+    """Tell the asker, where the answer would go, that it waits for the database (Slack sends the event again)."""
+    place = question_place(event, context)
+    if place is None:
+        return
+    try:
+        client.chat_postMessage(channel=place[0], thread_ts=place[1], text=f"⏳ {presenter.UNAVAILABLE_RETRYING}")
+    except SlackApiError as exc:
+        log.warning("could not say that the database is down: %s", exc.response.get("error"))
 
 
 def just_ack(ack: Ack) -> None:

@@ -1,72 +1,34 @@
 """The PostgreSQL store: the same behaviour as SQLite's, shared by replicas, and search in SQL.
 
 A real PostgreSQL 16 with pgvector is started once per run by `pgserver` (a dev dependency) on a
-Unix socket in a temp folder; each test gets its own database. When no server can be started the
-tests are skipped with the reason.
+Unix socket in a temp folder (`tests/postgres.py`); each test gets its own database. When no server
+can be started the tests are skipped with the reason.
 """
 
 from __future__ import annotations
 
-import os
+import hashlib
 import subprocess
 import sys
-import tempfile
-import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from core.embeddings import normalise
 from core.errors import ConfigError
 from core.ingest import sync
-from core.knowledge import KnowledgeBase
+from core.knowledge import SCOPES, KnowledgeBase
 from core.retrieval import Searcher
 from core.settings import Settings, from_env
-from core.store import INDEX_FILE, Store, open_store
-from core.store.sqlite import SQLiteIndex
+from core.store import Store, open_store
+from tests.fakes import FakeEmbedder
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
-
-
-def unavailable(reason: str) -> None:
-    """Skip on a developer's machine without PostgreSQL; in CI (.ci/run installs pgserver) it is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[object]:
-    """One PostgreSQL server for the run, on a Unix socket in a temp folder."""
-    folder = tempfile.mkdtemp(prefix="verbatim-pg-")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
-            import pgserver
-
-            server = pgserver.get_server(folder, cleanup_mode="delete")
-    except ImportError as exc:
-        unavailable(f"pgserver is not installed, so no PostgreSQL can be started: {exc}")
-    except Exception as exc:
-        unavailable(f"PostgreSQL (pgserver) could not be started here: {exc}")
-    with psycopg.connect(server.get_uri(), autocommit=True) as db:
-        db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    yield server
-    server.cleanup()
-
-
-@pytest.fixture
-def database_url(pg_server, request) -> str:
-    """A fresh, empty database on the session's server."""
-    name = f"t_{abs(hash(request.node.nodeid)) % 10**12}"
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as db:  # type: ignore[attr-defined]
-        db.execute(f"DROP DATABASE IF EXISTS {name}")
-        db.execute(f"CREATE DATABASE {name}")
-    return pg_server.get_uri(name)  # type: ignore[attr-defined]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -209,40 +171,126 @@ def _folder(write_kb) -> Path:
     return write_kb(files)
 
 
-def test_sql_search_gives_the_same_hits_as_the_in_memory_search(tmp_path, database_url, write_kb, fake_embedder):
+class Jittered(FakeEmbedder):
+    """Bag of words plus a little noise of its own per text, as a real model gives: distinct texts never tie.
+
+    The two searches compute a score in different arithmetic (numpy's float32 product, pgvector's
+    cosine), so scores agree to about 1e-7 and an exact tie between two *different* texts, common with
+    bare word counts, may break either way. Identical texts tie in both, and both break the tie alike.
+    """
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        words = super().embed(texts)
+        noise = (
+            np.stack(
+                [
+                    np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).normal(size=self.dim)
+                    for t in texts
+                ]
+            )
+            if texts
+            else np.zeros((0, self.dim))
+        )
+        return normalise((words + 0.03 * noise).astype(np.float32))
+
+
+def _questions() -> list[str]:
+    return [
+        "oak worktop price",
+        "delivery to the floor",
+        "hinge warranty",
+        "walnut drawer weight",
+        "glue beech front",
+        "carry oak",
+        "item3x2",
+        "nothing about joinery at all",
+    ]
+
+
+def test_answers_are_ranked_in_the_database_with_the_same_hits_as_sqlite(tmp_path, database_url, write_kb, monkeypatch):
+    """Two knowledge bases on the same documents: SQLite ranks in memory, PostgreSQL in SQL; same hits."""
     kb = _folder(write_kb)
-    lite = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
-    sync(kb, lite, fake_embedder)
-    store = open_store(tmp_path / "unused", database_url)
+    # The same document under another name: its fragments tie with doc2's, and both searches rank copy.md first.
+    (kb / "copy.md").write_text((kb / "doc2.md").read_text(), encoding="utf-8")
+    fake_embedder = Jittered()
+    lite = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "lite"), fake_embedder)
+    pg = KnowledgeBase(
+        Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url), fake_embedder
+    )
     try:
-        pg = store.index
-        sync(kb, pg, fake_embedder)
-        memory, pg_memory = Searcher(lite.load()), Searcher(pg.load())
-        assert len(memory.corpus.fragments) == len(pg_memory.corpus.fragments) > 40
+        lite.sync()
+        pg.sync()
+        memory = Searcher(pg.store.index.load())  # the same rows searched in memory, for the fragment ids
+        assert len(lite.searcher.corpus.fragments) == len(memory.corpus.fragments) > 40
+
+        def refuse() -> None:
+            raise AssertionError("answering loaded every vector from PostgreSQL")
+
+        monkeypatch.setattr(pg.store.index, "load", refuse)
+        compared = ties = 0
+        for question in _questions():
+            for scope in (SCOPES["public"], SCOPES["internal"]):
+                for floor in (-1.0, 0.0, 0.2, 0.4):
+                    expected = lite.retrieve(question, scope, floor).hits
+                    got = pg.retrieve(question, scope, floor).hits
+                    assert [h.fragment for h in got] == [h.fragment for h in expected], (question, scope, floor)
+                    assert np.allclose([h.score for h in got], [h.score for h in expected], atol=1e-5)
+                    compared += bool(expected)
+                    ties += any(h.fragment.document == "copy.md" for h in got)
+        assert compared > 40 and ties
+        assert pg.titles(SCOPES["public"]) == lite.titles(SCOPES["public"]) == ["Doc 2", "Doc 0", "Doc 4", "Doc 6"]
+        assert pg.titles(SCOPES["internal"]) == lite.titles(SCOPES["internal"])
+
+        # Vectors no question produces, at every floor: the hits and the store's own fragment ids agree.
         rng = np.random.default_rng(1)
-        queries = [v / np.linalg.norm(v) for v in rng.normal(size=(25, memory.corpus.matrix.shape[1]))]
-        queries += list(fake_embedder.embed(["oak worktop price", "delivery to the floor", "hinge warranty"]))
-        compared = 0
-        for query in queries:
-            for scope in (frozenset({"public"}), frozenset({"public", "internal"})):
+        for query in (v / np.linalg.norm(v) for v in rng.normal(size=(25, memory.corpus.matrix.shape[1]))):
+            for scope in (SCOPES["public"], SCOPES["internal"]):
                 for floor in (-1.0, 0.0, 0.2):
                     expected = memory.search(query, scope, floor)
-                    got = pg.search_sql(query, scope, floor)  # type: ignore[attr-defined]
-                    key = [(h.fragment.document, h.fragment.position) for h in expected]
-                    assert [(h.fragment.document, h.fragment.position) for h in got] == key
-                    assert [h.fragment for h in got] == [h.fragment for h in expected]
+                    got = pg.store.index.search(query, scope, floor)  # type: ignore[attr-defined]
+                    assert [(h.fragment_id, h.fragment) for h in got] == [(h.fragment_id, h.fragment) for h in expected]
                     assert np.allclose([h.score for h in got], [h.score for h in expected], atol=1e-5)
-                    # and the ids are the store's own: the same as its in-memory search
-                    assert [h.fragment_id for h in got] == [
-                        h.fragment_id for h in pg_memory.search(query, scope, floor)
-                    ]
-                    compared += bool(expected)
-        assert compared > 100
-        public_only = pg.search_sql(queries[0], frozenset({"public"}), -1.0, k=50)  # type: ignore[attr-defined]
+        public_only = pg.store.index.search(query, SCOPES["public"], -1.0, k=50)  # type: ignore[attr-defined]
         assert public_only and {h.fragment.audience for h in public_only} == {"public"}
         assert max(Counter(h.fragment.document for h in public_only).values()) <= 3
     finally:
-        store.close()
+        lite.close()
+        pg.close()
+
+
+def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, write_kb, fake_embedder):
+    """HNSW hands over its nearest rows before the audience filter: a small public share may get none of them."""
+    from core.store.postgres import CANDIDATES
+
+    words = ["oak", "walnut", "beech", "worktop", "front", "hinge", "drawer", "delivery", "price", "weight"]
+    rng = np.random.default_rng(3)
+    files = {}
+    for number in range(CANDIDATES // 8 + 10):  # internal documents, 8 fragments each: more rows than candidates
+        parts = [f"## Part {p}\n\nOak worktop {' '.join(rng.choice(words, size=8))} x{number}y{p}.\n" for p in range(8)]
+        files[f"staff{number:03d}.md"] = f"# Staff {number}\n\n" + "\n".join(parts)
+    # One public document whose text shares little with the question.
+    files["public.md"] = "---\ntitle: Leaflet\naudience: public\n---\n## Care\n\nOil the wood once a year.\n"
+    kb = write_kb(files)
+    lite = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "lite"), fake_embedder)
+    pg = KnowledgeBase(
+        Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url), fake_embedder
+    )
+    try:
+        lite.sync()
+        pg.sync()
+        index = pg.store.index
+        before = index.exact_searches  # type: ignore[attr-defined]
+        expected = lite.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
+        got = pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
+        assert [h.fragment.document for h in expected] == ["public.md"]
+        assert [h.fragment for h in got] == [h.fragment for h in expected]
+        assert index.exact_searches == before + 1, "the public row was beyond the index's candidates"  # type: ignore[attr-defined]
+        # The staff scope fills its five hits from the candidates: no exact ranking.
+        assert len(pg.retrieve("oak worktop", SCOPES["internal"], 0.1).hits) == 5
+        assert index.exact_searches == before + 1  # type: ignore[attr-defined]
+    finally:
+        lite.close()
+        pg.close()
 
 
 def test_the_vector_column_follows_the_embedder(database_url, tmp_path, write_kb, fake_embedder):
@@ -303,19 +351,23 @@ def test_another_process_on_the_same_database_shares_events_and_links(database_u
         store.close()
 
 
-def test_one_replica_indexes_and_the_other_reloads_without_embedding(database_url, tmp_path, write_kb, fake_embedder):
+def test_one_replica_indexes_and_the_other_answers_from_it_without_embedding(
+    database_url, tmp_path, write_kb, fake_embedder
+):
     kb = write_kb({"prices.md": PRICES})
     settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "data", database_url=database_url)
-    first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, fake_embedder)
+    other = FakeEmbedder()
+    first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, other)
     try:
         with first.store.index.sole_indexer() as mine:  # type: ignore[attr-defined]
             assert mine
-            report = second.sync(wait=False)  # another replica is indexing: this one only reloads
+            report = second.sync(wait=False)  # another replica is indexing: this one doesn't
             assert (report.added, report.unchanged) == (0, 0)
         assert first.sync().added == 1
-        generation = first.store.index.generation()
-        assert second.searcher.corpus.generation == generation, "the other replica picks up the new generation"
+        hits = second.retrieve("oak fronts price", SCOPES["public"], floor=0.0).hits
+        assert [h.fragment.document for h in hits] == ["prices.md"], "the other replica searches what was indexed"
         assert second.sync().unchanged == 1
+        assert other.texts == 1, "the other replica embedded only its question"
     finally:
         first.close()
         second.close()
@@ -325,7 +377,7 @@ def test_a_database_that_cannot_be_reached_is_one_sentence():
     with pytest.raises(
         ConfigError, match=r"PostgreSQL database at 127\.0\.0\.1:1 can't be used .*VERBATIM_DATABASE_URL"
     ):
-        open_store("unused", "postgresql://verbatim:secret@127.0.0.1:1/verbatim")
+        open_store("unused", "postgresql://verbatim:secret@127.0.0.1:1/verbatim", wait=0)
 
 
 def test_the_database_url_is_read_checked_and_never_shown():
@@ -335,6 +387,9 @@ def test_the_database_url_is_read_checked_and_never_shown():
     assert from_env({}).database_url == ""
     with pytest.raises(ConfigError, match="must start with postgresql://"):
         from_env({"VERBATIM_DATABASE_URL": "mysql://db"})
+    assert (from_env({}).database_wait, from_env({"VERBATIM_DATABASE_WAIT": "5"}).database_wait) == (30.0, 5.0)
+    with pytest.raises(ConfigError, match="VERBATIM_DATABASE_WAIT must be between"):
+        from_env({"VERBATIM_DATABASE_WAIT": "-1"})
 
 
 def test_log_status_and_sweep_read_the_database_not_a_data_folder(database_url, tmp_path, write_kb, monkeypatch):

@@ -1,0 +1,98 @@
+"""Slack on a shared PostgreSQL that goes down and comes back: one sentence, and each event answered once.
+
+Two replicas (two Bolt apps, each with its own pipeline and pool) on one database of the test's own
+(`outage`, tests/postgres.py), which the test stops as a crash does and starts again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot import presenter
+from core import KnowledgeBase, Pipeline, Settings
+from tests.bot.slack.conftest import dispatch, drain, event_body, mention
+from tests.fakes import FakeEmbedder
+
+PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
+
+
+@pytest.fixture(autouse=True)
+def _short_waits(monkeypatch):
+    """The first use after a crash waits this long for the pool (10 s in production); the tests wait less."""
+    monkeypatch.setattr("core.store.postgres.CONNECTION_WAIT", 2.0)
+
+
+@pytest.fixture
+def replicas(outage, tmp_path, write_kb):
+    kb = write_kb({"prices.md": PRICES})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=outage.url, resync_seconds=0)
+    embedders = [StoppingEmbedder(), StoppingEmbedder()]
+    pipelines = [Pipeline(settings, KnowledgeBase(settings, embedder)) for embedder in embedders]
+    pipelines[0].knowledge.sync()
+    yield list(zip(pipelines, embedders, strict=True))
+    for pipeline in pipelines:
+        pipeline.close()
+
+
+class StoppingEmbedder(FakeEmbedder):
+    """Stops the database when it embeds the question it is told to: an outage that begins mid-answer."""
+
+    stop_at: tuple[str, object] | None = None
+
+    def embed(self, texts):
+        if self.stop_at and any(self.stop_at[0] in t for t in texts):
+            outage, self.stop_at = self.stop_at[1], None
+            outage.stop()  # type: ignore[attr-defined]
+        return super().embed(texts)
+
+
+def retry(n: int) -> dict[str, str]:
+    return {"x-slack-retry-num": str(n), "x-slack-retry-reason": "http_error"}
+
+
+def test_an_event_delivered_while_the_database_is_down_is_answered_once_when_delivered_again(
+    outage, replicas, make_app, fake_slack
+):
+    one, two = (make_app(the_pipeline=pipeline) for pipeline, _ in replicas)
+    body = event_body(mention("How much are oak fronts?", ts="1700000100.000100"), event_id="EvDown")
+    outage.stop()
+
+    # Not acknowledged, so Slack delivers it again; the asker is told once, on the first delivery.
+    assert dispatch(one, body).status == 503
+    told = fake_slack.wait_for("chat.postMessage")[0].body
+    assert told["text"] == f"⏳ {presenter.UNAVAILABLE_RETRYING}" and told["thread_ts"] == "1700000100.000100"
+    assert dispatch(two, body, **retry(1)).status == 503  # still down, on the other replica: not told again
+
+    outage.start()
+    assert dispatch(two, body, **retry(2)).status == 200
+    answer = fake_slack.wait_for("chat.postMessage", 2)[1].body
+    assert answer["thread_ts"] == "1700000100.000100" and "185 EUR" in json.dumps(answer["blocks"])
+    assert dispatch(one, body, **retry(3)).status == 200  # a late redelivery to the first replica: skipped
+    drain(one)
+    drain(two)
+    assert len(fake_slack.calls("chat.postMessage")) == 2, "one sentence while down, one answer after"
+    assert [e.question for e in replicas[0][0].runlog.tail(10)] == ["How much are oak fronts?"], "logged once"
+
+
+def test_an_answer_the_outage_interrupts_is_one_sentence_and_the_question_asked_again_is_answered_once(
+    outage, replicas, make_app, fake_slack
+):
+    pipeline, embedder = replicas[0]
+    app = make_app(the_pipeline=pipeline)
+    embedder.stop_at = ("oak fronts per m2", outage)
+    thread = "1700000200.000100"
+    assert dispatch(app, event_body(mention("How much are oak fronts per m2?", ts=thread))).status == 200
+    told = fake_slack.wait_for("chat.postMessage")[0].body
+    assert told["text"] == f"⚠️ {presenter.UNAVAILABLE}" and told["thread_ts"] == thread
+    assert not outage.up
+
+    outage.start()
+    again = mention("How much are oak fronts per m2?", ts="1700000200.000200", thread_ts=thread)
+    assert dispatch(app, event_body(again)).status == 200
+    answer = fake_slack.wait_for("chat.postMessage", 2)[1].body
+    assert "185 EUR" in json.dumps(answer["blocks"])
+    drain(app)
+    assert len(fake_slack.calls("chat.postMessage")) == 2
+    assert [e.question for e in pipeline.runlog.tail(10)] == ["How much are oak fronts per m2?"]
