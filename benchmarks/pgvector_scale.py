@@ -1,6 +1,6 @@
 """PostgreSQL + pgvector search at scale, against exact search and today's in-memory numpy search, in one run.
 
-Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--ef-search 40,100] [--candidates 40,100]
+Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--ef-search 40,100] [--store-ef 100,400]
                                          [--ef-construction 128] [--shared-buffers 2GB]   (default: 100000, topics)
 Starts PostgreSQL 16 + pgvector (pgserver, the dev extra) in a temporary folder and, per size, fills
 the real store's tables (`core/store/postgres.py`) with N synthetic 384-dimension unit vectors
@@ -153,7 +153,7 @@ def measure(  # type: ignore[no-untyped-def]
     n: int,
     rng: np.random.Generator,
     kind: str,
-    candidates: list[int],
+    store_efs: list[int],
     ef_construction: int | None,
     efs: list[int],
 ) -> None:
@@ -244,7 +244,7 @@ def measure(  # type: ignore[no-untyped-def]
 
     # What answering calls, against today's in-memory search on the same vectors.
     index = store.index
-    default = postgres.CANDIDATES
+    default = postgres.SEARCH_EF
     for scope_name in ("public", "internal"):
         scope = SCOPES[scope_name]
         searcher.search(queries[0], scope, FLOOR)  # the scope's rows found once, as in a bot
@@ -254,7 +254,7 @@ def measure(  # type: ignore[no-untyped-def]
                 expected.append([h.fragment_id for h in searcher.search(q, scope, FLOOR)])
         found = sum(len(e) for e in expected) / QUERIES
         line(f"{scope_name} scope, in memory (Searcher)", f"{pct(memory_ms)}  {found:.1f} hits a query")
-        for postgres.CANDIDATES in candidates:
+        for postgres.SEARCH_EF in store_efs:
             sql_ms, same, kept, fallbacks = [], 0, 0, index.exact_searches
             for q, wanted in zip(queries, expected, strict=True):
                 with timed(sql_ms):
@@ -263,11 +263,11 @@ def measure(  # type: ignore[no-untyped-def]
                 kept += len(set(got) & set(wanted))
             recall = kept / max(1, sum(len(e) for e in expected))
             line(
-                f"{scope_name} scope, store search (SQL), {postgres.CANDIDATES} candidates",
+                f"{scope_name} scope, store search (SQL), ef_search {postgres.SEARCH_EF}",
                 f"{pct(sql_ms)}  same hits {same}/{QUERIES}, recall {recall:.3f}, "
                 f"{index.exact_searches - fallbacks} ranked exactly",
             )
-    postgres.CANDIDATES = default
+    postgres.SEARCH_EF = default
     if n <= LOAD_UP_TO:
         before, started = rss_mb(), time.perf_counter()
         loaded_corpus = index.load()
@@ -282,7 +282,7 @@ def measure(  # type: ignore[no-untyped-def]
 def main(
     sizes: list[int],
     kind: str = "topics",
-    candidates: tuple[int, ...] = (40, 100),
+    store_efs: tuple[int, ...] = (100, 400),
     buffers: str = "",
     ef_construction: int | None = None,
     efs: tuple[int, ...] = (40, 100),
@@ -312,7 +312,7 @@ def main(
             print(f"PostgreSQL {version} with pgvector {vector[0]} (pgserver), shared_buffers {shared}")
             print(f"data: {kind}; floor {FLOOR}; {QUERIES} queries")
             for n in sizes:
-                measure(server, n, rng, kind, list(candidates), ef_construction, list(efs))
+                measure(server, n, rng, kind, list(store_efs), ef_construction, list(efs))
         finally:
             server.cleanup()
 
@@ -322,10 +322,12 @@ if __name__ == "__main__":
     parser.add_argument("sizes", nargs="*", type=int, default=[100_000])
     parser.add_argument("--data", choices=["topics", "noise"], default="topics")
     parser.add_argument("--ef-search", default="40,100", help="ef_search values for bare HNSW, comma-separated")
-    parser.add_argument("--candidates", default="40,100", help="HNSW candidates per store search, comma-separated")
+    parser.add_argument(
+        "--store-ef", default="100,400", help="ef_search values for the store's search, comma-separated"
+    )
     parser.add_argument("--shared-buffers", default="", help="e.g. 2GB (pgserver starts with 128MB)")
     parser.add_argument("--ef-construction", type=int, help="build the graph so (default: as the store does)")
     args = parser.parse_args()
-    candidates = tuple(int(c) for c in args.candidates.split(","))
+    store_efs = tuple(int(c) for c in args.store_ef.split(","))
     efs = tuple(int(c) for c in args.ef_search.split(","))
-    main(args.sizes, args.data, candidates, args.shared_buffers, args.ef_construction, efs)
+    main(args.sizes, args.data, store_efs, args.shared_buffers, args.ef_construction, efs)

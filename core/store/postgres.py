@@ -321,11 +321,13 @@ _FRAGMENT_COLUMNS = (
 _SEARCHED = "f.staged = 0 AND d.state IN ('indexed', 'indexing')"
 # A hit's columns: `_FRAGMENT_COLUMNS` without the vector, which a hit doesn't need.
 _HIT_COLUMNS = _FRAGMENT_COLUMNS.replace("f.embedding", "NULL")
-# Rows the HNSW index hands over per query (its `ef_search`), before the audience filter; see `search`.
-# Measured on 1M clustered vectors (benchmarks/pgvector_scale.py): 100 candidates kept 0.83-0.84 of the
-# exact hits, 200 kept 0.95-0.96, 400 kept 0.985-0.99 for p50 13-16 ms (in memory: 14-69 ms); at 100,000
-# 100 already kept 0.995. Recall before milliseconds: a question's embedding alone takes about 10.
-CANDIDATES = 400
+# How wide the HNSW search is (its `ef_search`): how many rows it considers, before the audience filter.
+# Measured on 1M clustered vectors (benchmarks/pgvector_scale.py): recall@5 0.84 at 100, 0.96 at 200, 0.985
+# at 400 (p50 5.3 / 6.8 / 8.7 ms); at 100,000, 100 already gave 0.995-1.000.
+SEARCH_EF = 400
+# How many of the nearest rows the scope may read are handed over for the floor, top k and per-document cap:
+# the best of a search SEARCH_EF wide, so widening the search costs no more rows to sort and fetch.
+CANDIDATES = 100
 # How the HNSW graph is built. pgvector's default ef_construction (64) gave recall@5 0.84 / 0.93 at ef_search
 # 40 / 100 on 100,000 clustered vectors (benchmarks/pgvector_scale.py --ef-construction 64); 128 gave 0.96 /
 # 1.00, for a build 1.5 times as long.
@@ -661,9 +663,10 @@ class PostgresIndex:
     ) -> list[Hit]:
         """The hits for a unit query vector, ranked in the database: rows outside `scope` are never scored.
 
-        The HNSW index gives the scope's `CANDIDATES` nearest rows (the audience filter is in the
-        same query as the ranking); the floor, top k and per-document cap are then `select()`'s, on
-        the candidates in the in-memory corpus's order, so both searches keep the same hits.
+        The HNSW index, searching `SEARCH_EF` wide, gives the scope's `CANDIDATES` nearest rows (the
+        audience filter is in the same query as the ranking); the floor, top k and per-document cap
+        are then `select()`'s, on the candidates in the in-memory corpus's order, so both searches
+        keep the same hits.
 
         HNSW stops after `hnsw.ef_search` rows, before the filter: a scope holding a small share of
         the rows can get fewer candidates than asked. When the candidates neither fill the k hits
@@ -674,7 +677,7 @@ class PostgresIndex:
         if k <= 0 or not audiences:
             return []
         with self._use() as db:
-            db.execute(f"SET LOCAL hnsw.ef_search = {CANDIDATES:d}")
+            db.execute(f"SET LOCAL hnsw.ef_search = {max(SEARCH_EF, CANDIDATES):d}")
             rows = self._candidates(db, vector, audiences, CANDIDATES, exact=False)
             chosen = select(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), floor, k, per_document)
             if len(chosen) < k and not (rows and rows[-1][1] < floor):

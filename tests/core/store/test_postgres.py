@@ -260,12 +260,12 @@ def test_answers_are_ranked_in_the_database_with_the_same_hits_as_sqlite(tmp_pat
 
 def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, write_kb, fake_embedder):
     """HNSW hands over its nearest rows before the audience filter: a small public share may get none of them."""
-    from core.store.postgres import CANDIDATES
+    from core.store.postgres import CANDIDATES, SEARCH_EF
 
     words = ["oak", "walnut", "beech", "worktop", "front", "hinge", "drawer", "delivery", "price", "weight"]
     rng = np.random.default_rng(3)
     files = {}
-    for number in range(CANDIDATES // 8 + 10):  # internal documents, 8 fragments each: more rows than candidates
+    for number in range(max(CANDIDATES, SEARCH_EF) // 8 + 10):  # 8 fragments each: more rows than HNSW considers
         parts = [f"## Part {p}\n\nOak worktop {' '.join(rng.choice(words, size=8))} x{number}y{p}.\n" for p in range(8)]
         files[f"staff{number:03d}.md"] = f"# Staff {number}\n\n" + "\n".join(parts)
     # One public document whose text shares little with the question.
