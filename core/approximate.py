@@ -68,7 +68,7 @@ class Part:
 
     first: int
     end: int
-    index: Any  # labels are row numbers minus `first`
+    index: Any  # labels are row numbers minus `first`; None when the check failed (not kept, not saved)
     recall: float  # recall@5 at `ef`, against exact search on the sample
     ef: int | None  # None: no ef reached the target, so this scope is searched exactly
 
@@ -93,7 +93,7 @@ class Approximate:
     def candidates(self, query: np.ndarray, first: int, end: int, ef: int) -> np.ndarray:
         """Row numbers in [first, end) the scope's graph finds nearest the query (unordered, at most max(ef, 64))."""
         part = self._part(first, end)
-        if part is None:
+        if part is None or part.index is None:
             raise KeyError(f"no graph for rows {first}-{end}")
         faiss = _faiss()
         faiss.omp_set_num_threads(1)  # one query: threads cost more than they give (per calling thread in OpenMP)
@@ -129,6 +129,8 @@ class Approximate:
         with temporary.open("wb") as handle:
             handle.write(json.dumps(header).encode() + b"\n")
             for part in self.parts:
+                if part.index is None:
+                    continue
                 writer = faiss.PyCallbackIOWriter(handle.write)  # streamed: no second copy of a graph in memory
                 faiss.write_index(part.index, writer)
                 del writer  # flushes
@@ -157,10 +159,12 @@ class Approximate:
             with path.open("rb") as handle:
                 handle.readline(1 << 20)
                 for first, end, recall, ef in header["parts"]:
-                    # Streamed from the file: reading it whole first would hold it twice (650 MB at 1M fragments).
-                    index = faiss.read_index(faiss.PyCallbackIOReader(handle.read))
-                    if index.ntotal != end - first:
-                        raise ValueError(f"a graph of {index.ntotal} rows for {end - first}")
+                    index = None
+                    if ef is not None:  # a graph that failed its check was not saved
+                        # Streamed from the file: reading it whole first would hold it twice (650 MB at 1M).
+                        index = faiss.read_index(faiss.PyCallbackIOReader(handle.read))
+                        if index.ntotal != end - first:
+                            raise ValueError(f"a graph of {index.ntotal} rows for {end - first}")
                     parts.append(Part(int(first), int(end), index, float(recall), None if ef is None else int(ef)))
         except Exception as exc:  # a damaged side file costs a rebuild, never an answer
             log.warning("the approximate index %s can't be read (%s); searching exactly until it is rebuilt", path, exc)
@@ -255,6 +259,8 @@ def build(
             if part.recall >= TARGET_RECALL:
                 part.ef = ef
                 break
+        if part.ef is None:
+            part.index = None  # searched exactly: its graph would only take memory
     approximate.build_seconds = time.perf_counter() - started
     if any(p.ef is None for p in approximate.parts):
         log.warning("approximate index below recall@5 %.2f: %s", TARGET_RECALL, approximate.summary())

@@ -103,12 +103,17 @@ def test_a_public_query_never_returns_an_internal_fragment(pair):
         assert hits and all(h.fragment.audience == "public" for h in hits)
 
 
-def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(caplog, monkeypatch):
+def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(tmp_path, caplog, monkeypatch):
     c = corpus(1000)
     monkeypatch.setattr(approximate, "TARGET_RECALL", 1.01)  # unreachable
     with caplog.at_level(logging.WARNING, logger="core.approximate"):
         searcher = approximate_searcher(c)
     assert searcher.approximate is not None and all(part.ef is None for part in searcher.approximate.parts)
+    assert all(part.index is None for part in searcher.approximate.parts), "no graph kept that serves nothing"
+    side = tmp_path / "index.sqlite3.hnsw"
+    searcher.approximate.save(side)
+    again = Approximate.load(side, c.generation, ids_digest(c.ids))
+    assert again is not None and again.summary() == searcher.approximate.summary()
     assert "exact search" in searcher.approximate.summary() and "recall" in caplog.text
     exact = Searcher(c)
     for query in queries(c, 20):
