@@ -76,7 +76,7 @@ class _FragmentReader:
         self.path, self.db = path, db
         self.ids, self.documents, self.audiences = ids, documents, audiences
         self.lock = threading.Lock()
-        weakref.finalize(self, db.close)
+        self.close = weakref.finalize(self, db.close)  # with the corpus, or with the index, whichever is first
 
     def __call__(self, rows: Sequence[int]) -> list[Fragment | None]:
         by_id = {int(self.ids[r]): r for r in rows}
@@ -177,6 +177,7 @@ class SQLiteIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.notice: str | None = None
+        self._readers: weakref.WeakSet[_FragmentReader] = weakref.WeakSet()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(path, check_same_thread=False)
@@ -585,6 +586,7 @@ class SQLiteIndex:
             self._stream_vectors(db, ids, matrix)
         audiences = np.array([d[2] for d in docs], dtype=object)[rank]
         reader = _FragmentReader(self.path, db, ids, doc_ids[rank], audiences)
+        self._readers.add(reader)
         return Corpus(
             ids=ids,
             fragments=StoredFragments(len(ids), reader),
@@ -617,6 +619,10 @@ class SQLiteIndex:
             raise IndexCorrupt(f"The index file {self.path} lost fragments while it was read.")
 
     def close(self) -> None:
+        # The corpora's read connections too: while any is open SQLite keeps the -wal file beside the index,
+        # and a copy of the index file alone (a backup, a test's seed) would miss what it holds.
+        for reader in list(self._readers):
+            reader.close()
         self.db.close()
 
 

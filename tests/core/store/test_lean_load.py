@@ -145,3 +145,18 @@ def test_a_corpus_loaded_before_its_file_was_deleted_still_reads_its_text(tmp_pa
     corpus = index.load()
     shutil.rmtree(tmp_path / "data")
     assert {f.document for f in corpus.fragments} == {"prices.md", "warranty.md"}
+
+
+def test_closing_the_knowledge_base_closes_the_corpus_connections_so_the_index_file_alone_is_whole(tmp_path, write_kb):
+    folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    kb = KnowledgeBase(Settings(knowledge_dir=folder, data_dir=tmp_path / "a"), FakeEmbedder())
+    kb.sync()
+    assert kb.retrieve(QUESTION, SCOPES["public"]).hits  # a loaded corpus, reading text through its connection
+    kb.close()
+    assert not (tmp_path / "a" / f"{INDEX_FILE}-wal").exists()
+    (tmp_path / "b").mkdir()
+    shutil.copyfile(tmp_path / "a" / INDEX_FILE, tmp_path / "b" / INDEX_FILE)  # a backup of the file alone
+    copy = KnowledgeBase(Settings(knowledge_dir=folder, data_dir=tmp_path / "b"), FakeEmbedder())
+    report = copy.sync()
+    assert (report.unchanged, report.added, report.embedded) == (2, 0, 0)
+    copy.close()
