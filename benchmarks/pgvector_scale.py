@@ -23,6 +23,7 @@ import argparse
 import hashlib
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -291,6 +292,8 @@ def main(
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
         import pgserver
 
+    # Killed (SIGTERM) on a shared machine, stop the server on the way out rather than leave it running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory(prefix="pgvector-scale-") as tmp:
         server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="stop")
