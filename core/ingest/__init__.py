@@ -182,46 +182,49 @@ def sync(
     for rel, reason in unreadable.items():
         report.failed[rel] = reason
         seen.update(path for path in known if path.startswith(rel))  # kept as they were, not removed
-    listener = progress if isinstance(progress, FragmentListener) else None
-    for number, file in enumerate(files, start=1):
-        rel = file.relative_to(folder).as_posix()
-        seen.add(rel)
-        if progress:
-            progress(number, len(files), rel)
-        previous = known.get(rel)
-        try:
-            data = _read(file, max_document_bytes)
-        except DocumentError as exc:
-            if previous and previous.state == "failed" and previous.error == str(exc):
-                report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
-            else:
-                _fail(index, report, rel, b"", str(exc), size=_size(file))
-            continue
-        sha = sha256_of(data)
-        try:
-            defaults, sidecar, meta_sha = outside_metadata(folder, file)
-        except DocumentError as exc:
-            _fail(index, report, rel, data, str(exc))
-            continue
-        if previous and (previous.sha256, previous.meta_sha256) == (sha, meta_sha):
-            if previous.state == "failed":
-                report.failed[rel] = previous.error or "failed"
+    # Documents are queued and their fragments embedded FRAGMENT_BATCH at a time across documents: a folder
+    # of small documents runs at the model's batch rate, not at the cost of a small call per document.
+    batches = _Batches(index, embedder, report, progress if isinstance(progress, FragmentListener) else None)
+    try:
+        for number, file in enumerate(files, start=1):
+            rel = file.relative_to(folder).as_posix()
+            seen.add(rel)
+            if progress:
+                progress(number, len(files), rel)
+            previous = known.get(rel)
+            try:
+                data = _read(file, max_document_bytes)
+            except DocumentError as exc:
+                if previous and previous.state == "failed" and previous.error == str(exc):
+                    report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
+                else:
+                    _fail(index, report, rel, b"", str(exc), size=_size(file))
                 continue
-            if previous.state == "indexed":
-                report.unchanged += 1
+            sha = sha256_of(data)
+            try:
+                defaults, sidecar, meta_sha = outside_metadata(folder, file)
+            except DocumentError as exc:
+                _fail(index, report, rel, data, str(exc))
                 continue
-        try:
-            doc = parse_document(rel, data, defaults, sidecar, meta_sha)
-        except DocumentError as exc:
-            _fail(index, report, rel, data, str(exc))
-            continue
-        doc = replace(doc, modified=_modified(file))
-        del data  # a big document is held once, as fragments, from here on
-        report.embedded += _put(index, doc, embedder, listener)
-        if previous and previous.state != "failed":
-            report.updated += 1
-        else:
-            report.added += 1
+            if previous and (previous.sha256, previous.meta_sha256) == (sha, meta_sha):
+                if previous.state == "failed":
+                    report.failed[rel] = previous.error or "failed"
+                    continue
+                if previous.state == "indexed":
+                    report.unchanged += 1
+                    continue
+            try:
+                doc = parse_document(rel, data, defaults, sidecar, meta_sha)
+            except DocumentError as exc:
+                _fail(index, report, rel, data, str(exc))
+                continue
+            doc = replace(doc, modified=_modified(file))
+            del data  # a big document is held once, as fragments, from here on
+            batches.add(doc, updated=bool(previous and previous.state != "failed"))
+        batches.finish()
+    except BaseException:
+        batches.abort()
+        raise
     gone = [path for path in known if path not in seen]
     index.remove(gone)
     report.removed = len(gone)
@@ -287,30 +290,84 @@ def _store_sentences(index: IndexStore, embedder: Embedder, fragments: Sequence[
         index.put_text_vectors([(k, v) for (k, _), v in zip(chunk, vectors, strict=True)])
 
 
-def _put(index: IndexStore, doc: Document, embedder: Embedder, listener: FragmentListener | None = None) -> int:
-    """Fragment, embed what is new and stage it batch by batch, swap in; returns how many went to the model."""
-    fragments = fragment_document(doc)
-    index.mark_indexing(doc)
-    started = time.perf_counter()
-    embedded = 0
-    try:
-        for start in range(0, len(fragments), FRAGMENT_BATCH):
-            batch = fragments[start : start + FRAGMENT_BATCH]
-            hashes = [fragment_hash(f) for f in batch]
-            stored = index.vectors_for(hashes)
-            todo = [i for i, h in enumerate(hashes) if h not in stored]
-            fresh = embedder.embed([batch[i].embedded_text for i in todo]) if todo else None
-            by_row = dict(zip(todo, fresh, strict=True)) if fresh is not None else {}
-            _store_sentences(index, embedder, [batch[i] for i in todo])
-            vectors = [by_row[i] if i in by_row else stored[h] for i, h in enumerate(hashes)]
-            index.stage(doc.path, batch, hashes, np.vstack(vectors).astype(np.float32))
-            embedded += len(todo)
-            if listener:
-                listener.fragments(
-                    FragmentProgress(doc.path, start + len(batch), len(fragments), time.perf_counter() - started)
-                )
-        index.commit(doc, len(fragments))
-    except BaseException:
-        index.abort(doc.path)
-        raise
-    return embedded
+@dataclass
+class _Queued:
+    """A document waiting in `_Batches`: its fragments, how many are staged, whether it replaces a version."""
+
+    doc: Document
+    fragments: list[Fragment]
+    updated: bool
+    started: float
+    done: int = 0
+
+
+class _Batches:
+    """Fragments of consecutive documents, embedded and staged FRAGMENT_BATCH at a time.
+
+    Each step looks up the batch's vectors by hash, embeds the new fragments in one call and then
+    their new sentences in one call, stages each document's share, and swaps in every document
+    whose last fragment is staged. A folder of 10-fragment documents thus costs the model's batch
+    rate (measured in benchmarks/index_throughput.py), and a big document is still never held as
+    more than a batch of vectors at once. `abort` drops what the queued documents staged.
+    """
+
+    def __init__(
+        self, index: IndexStore, embedder: Embedder, report: SyncReport, listener: FragmentListener | None
+    ) -> None:
+        self.index, self.embedder, self.report, self.listener = index, embedder, report, listener
+        self.queue: list[_Queued] = []
+
+    def add(self, doc: Document, updated: bool) -> None:
+        fragments = fragment_document(doc)
+        self.index.mark_indexing(doc)
+        self.queue.append(_Queued(doc, fragments, updated, time.perf_counter()))
+        while sum(len(q.fragments) - q.done for q in self.queue) >= FRAGMENT_BATCH:
+            self._step()
+
+    def finish(self) -> None:
+        while self.queue:
+            self._step()
+
+    def abort(self) -> None:
+        for queued in self.queue:
+            self.index.abort(queued.doc.path)
+        self.queue.clear()
+
+    def _step(self) -> None:
+        """Embed and stage the next FRAGMENT_BATCH queued fragments; commit the documents they complete."""
+        shares: list[tuple[_Queued, list[Fragment]]] = []
+        room = FRAGMENT_BATCH
+        for queued in self.queue:
+            if room == 0:
+                break
+            share = queued.fragments[queued.done : queued.done + room]
+            shares.append((queued, share))
+            room -= len(share)
+        batch = [f for _, share in shares for f in share]
+        hashes = [fragment_hash(f) for f in batch]
+        vectors = self.index.vectors_for(hashes) if batch else {}
+        new = {h: f for h, f in zip(hashes, batch, strict=True) if h not in vectors}  # a repeated text, once
+        if new:
+            fresh = self.embedder.embed([f.embedded_text for f in new.values()])
+            vectors.update(zip(new, fresh, strict=True))
+            _store_sentences(self.index, self.embedder, list(new.values()))
+            self.report.embedded += len(new)
+        at = 0
+        for queued, share in shares:
+            if share:
+                rows = np.vstack([vectors[h] for h in hashes[at : at + len(share)]]).astype(np.float32)
+                self.index.stage(queued.doc.path, share, hashes[at : at + len(share)], rows)
+                at += len(share)
+                queued.done += len(share)
+                if self.listener:
+                    seconds = time.perf_counter() - queued.started
+                    self.listener.fragments(
+                        FragmentProgress(queued.doc.path, queued.done, len(queued.fragments), seconds)
+                    )
+            if queued.done == len(queued.fragments):
+                self.index.commit(queued.doc, len(queued.fragments))
+                self.queue.remove(queued)
+                if queued.updated:
+                    self.report.updated += 1
+                else:
+                    self.report.added += 1

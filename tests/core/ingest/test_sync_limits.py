@@ -186,3 +186,67 @@ def test_the_progress_bar_shows_fragments_rate_and_time_left():
     bar.fragments(FragmentProgress("big.md", 512, 7834, 16.0))  # type: ignore[attr-defined]
     shown = stream.getvalue().rsplit("\r", 1)[-1]
     assert "1/3 big.md" in shown and "512/7,834 fragments, 32/s, 3:48 left" in shown
+
+
+def small(n: int, text: str | None = None) -> str:
+    """Document `n` of ten one-paragraph sections (ten fragments), its own words unless `text` is given."""
+    sections = "\n\n".join(
+        f"## Part {s}\n\n{text or f'Document {n} section {s} says its own thing.'}" for s in range(10)
+    )
+    return f"---\ntitle: Handbook {n}\naudience: public\n---\n{sections}\n"
+
+
+class Sizes(FakeEmbedder):
+    def __init__(self, fail_after: int | None = None) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+        self.fail_after = fail_after
+
+    def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+        if self.fail_after is not None and len(self.sizes) >= self.fail_after:
+            raise RuntimeError("the model went away")
+        self.sizes.append(len(texts))
+        return super().embed(texts)
+
+
+def test_small_documents_are_embedded_together_a_full_batch_at_a_time(tmp_path, write_kb):
+    """60 ten-fragment documents: three model calls for the fragments (256, 256, 88), not one per document."""
+    kb = write_kb({f"part-{n:02d}.md": small(n) for n in range(60)})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    embedder = Sizes()
+    report = sync(kb, index, embedder)
+    assert (report.added, report.embedded, report.fragments) == (60, 600, 600)
+    # Each step: one call for its fragments, one for their new sentences (here one sentence a fragment).
+    rest = 600 - 2 * FRAGMENT_BATCH
+    assert embedder.sizes == [FRAGMENT_BATCH, FRAGMENT_BATCH, FRAGMENT_BATCH, FRAGMENT_BATCH, rest, rest]
+    corpus = index.load()
+    by_document = {}
+    for f in corpus.fragments:
+        by_document.setdefault(f.document, []).append(f.position)
+    assert len(by_document) == 60 and all(p == list(range(1, 11)) for p in by_document.values())
+    assert {d.state for d in index.known().values()} == {"indexed"}
+
+
+def test_a_text_repeated_across_documents_goes_to_the_model_once(tmp_path, write_kb):
+    """The same handbook saved twice under two names: 20 fragments stored, 10 distinct texts embedded."""
+    same = small(1, "Every branch opens at nine and closes at six.")
+    kb = write_kb({"a.md": same, "copy of a.md": same})
+    embedder = Sizes()
+    report = sync(kb, SQLiteIndex(tmp_path / "data" / INDEX_FILE), embedder)
+    assert (report.added, report.fragments, report.embedded) == (2, 20, 10)
+    assert embedder.sizes[0] == 10
+
+
+def test_a_model_failure_mid_batch_keeps_finished_documents_and_leaves_none_half_indexed(tmp_path, write_kb):
+    kb = write_kb({f"part-{n:02d}.md": small(n) for n in range(40)})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    with pytest.raises(RuntimeError, match="went away"):
+        sync(kb, index, Sizes(fail_after=2))  # the first batch (fragments, sentences) lands, the second fails
+    states = [d.state for d in index.known().values()]
+    assert "indexing" not in states
+    assert states.count("indexed") == FRAGMENT_BATCH // 10  # the documents wholly inside the first batch
+    assert len(index.load().fragments) == 10 * (FRAGMENT_BATCH // 10)
+    report = sync(kb, index, Sizes())  # the rest were registered (queued), so they count as updated
+    assert report.unchanged == FRAGMENT_BATCH // 10 and report.updated == 40 - FRAGMENT_BATCH // 10
+    assert report.embedded == 400 - 10 * (FRAGMENT_BATCH // 10)
+    assert {d.state for d in index.known().values()} == {"indexed"} and len(index.load().fragments) == 400
