@@ -467,11 +467,8 @@ class PostgresIndex:
                 ).rowcount
                 if narrowed:
                     self._bump(db)
-            # Batches left staged by a run that died half-way are never swapped in.
-            db.execute(
-                "DELETE FROM fragments WHERE staged != 0 AND document_id = (SELECT id FROM documents WHERE path = %s)",
-                (document.path,),
-            )
+            # Batches left staged by a run that died half-way are never swapped in, but they are kept until this
+            # run commits (which drops every row but its own): their vectors are found by hash, not embedded again.
         self._staging[document.path] = secrets.randbits(62) | 1  # this run's batches; 0 marks live fragments
 
     def _token(self, path: str) -> int:

@@ -20,6 +20,8 @@ import pytest
 from core.embeddings import normalise
 from core.errors import ConfigError
 from core.ingest import sync
+from core.ingest.fragments import fragment_document, fragment_hash
+from core.ingest.readers import parse_document
 from core.knowledge import SCOPES, KnowledgeBase
 from core.retrieval import Searcher
 from core.settings import Settings, from_env
@@ -136,6 +138,30 @@ def test_vectors_are_found_again_by_fragment_hash(make_store, write_kb, fake_emb
     report = sync(kb, index, fake_embedder)
     assert (report.updated, report.embedded) == (1, 0)
     assert np.array_equal(index.load().matrix, corpus.matrix)
+
+
+def test_a_run_that_died_mid_document_leaves_batches_the_next_run_reuses_and_never_shows(make_store, write_kb):
+    """A process killed between two batches runs no `abort`: its staged rows stay, unsearched, and the next
+    run finds their vectors by hash instead of embedding them again (on both stores, for replicas too)."""
+    sections = "\n\n".join(f"## Part {i}\n\nItem {i} of the catalogue costs {i} euros." for i in range(6))
+    kb = write_kb({"catalogue.md": f"---\ntitle: Catalogue\naudience: public\n---\n{sections}\n"})
+    dead = make_store().index
+    doc = parse_document("catalogue.md", (kb / "catalogue.md").read_bytes(), {}, {}, "")
+    fragments = fragment_document(doc)[:4]
+    dead.reset(FakeEmbedder().id)  # as `sync` does first on an empty index
+    dead.mark_indexing(doc)
+    dead.stage(
+        doc.path,
+        fragments,
+        [fragment_hash(f) for f in fragments],
+        FakeEmbedder().embed([f.embedded_text for f in fragments]),
+    )
+    # ... and the process dies here: no commit, no abort.
+    index = make_store().index
+    assert len(index.load().fragments) == 0, "a dead run's batches are never searched"
+    report = sync(kb, index, FakeEmbedder())
+    assert (report.added + report.updated, report.embedded, report.fragments) == (1, 2, 6)
+    assert len(index.load().fragments) == 6
 
 
 # --- PostgreSQL only ------------------------------------------------------------------------------------
