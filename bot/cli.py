@@ -469,6 +469,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     totals = status.totals
     states = ", ".join(f"{totals[state]} {state}" for state in ("indexed", "failed", "removed", "queued", "indexing"))
     print(f"\n{totals['documents']} documents: {states}; {totals['fragments']} fragments searched", file=out)
+    if status.search:
+        print(f"Search: {status.search}", file=out)
     if status.attention:
         print("\nNeeds attention:", file=out)
         for item in status.attention:

@@ -172,6 +172,18 @@ class Approximate:
         return cls(parts, generation, digest, float(header.get("build_seconds", 0.0)))
 
 
+def describe(path: Path, generation: int, scopes: Iterable[int]) -> str:
+    """How a corpus whose scopes hold `scopes` rows is searched, read from the side file's header only
+    (no graph is loaded, no faiss imported): for `verbatim status`, which changes nothing."""
+    if max(scopes, default=0) < APPROXIMATE_ROWS:
+        return f"exact search (an approximate index is built above {APPROXIMATE_ROWS:,} fragments in a scope)"
+    header = Approximate.header(path)
+    if header is None or header.get("generation") != generation:
+        return "exact search until the approximate index is built for the index as it stands (at the next sync)"
+    parts = [Part(int(first), int(end), None, float(recall), ef) for first, end, recall, ef in header["parts"]]
+    return Approximate(parts, generation, str(header.get("ids")), float(header.get("build_seconds", 0.0))).summary()
+
+
 def _sample_queries(matrix: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
     """Unit vectors at about QUERY_SIMILARITY from fragments, as questions are to their answers.
 

@@ -17,10 +17,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
+from core import approximate
 from core.errors import KnowledgeError
 from core.review import dated, parse_date, parse_period, review_due
 from core.settings import Settings
-from core.store import INDEX_FILE, DocumentRecord, Unreferenced, open_store
+from core.store import INDEX_FILE, DocumentRecord, IndexStore, SearchingIndex, Unreferenced, open_store
 
 STATES = ("queued", "indexing", "indexed", "failed", "removed")
 AttentionKind = Literal["failed", "past_review", "no_owner", "bad_metadata", "no_public_document"]
@@ -46,6 +47,7 @@ class RegisterStatus:
     attention: tuple[Attention, ...]
     review_days: int  # VERBATIM_REVIEW_DAYS (0: only documents with their own `review_every` are reviewed)
     review_dates: dict[str, str] = field(default_factory=dict)  # path → ISO due date, for those that have one
+    search: str = ""  # how questions are searched: exact, the approximate index's check, or in the database
 
     @property
     def totals(self) -> dict[str, int]:
@@ -62,6 +64,7 @@ class RegisterStatus:
             "totals": self.totals,
             "attention": [a.to_json() for a in self.attention],
             "review_days": self.review_days,
+            "search": self.search,
         }
 
 
@@ -95,10 +98,12 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     with any, a folder without an indexed public document needs attention.
     """
     records: list[DocumentRecord] = []
+    search = ""
     if settings.database_url or (settings.data_dir / INDEX_FILE).is_file():
         store = open_store(settings.data_dir, settings.database_url, settings.database_wait)
         try:
             records = store.index.register()
+            search = _search(store.index, records)
         finally:
             store.close()
     records.extend(_never_indexed(settings.knowledge_dir, {r.path for r in records if r.state != "removed"}))
@@ -122,7 +127,19 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
         attention.extend(_unreadable_metadata(record))
     if public_surfaces and not any(r.state in ("indexed", "indexing") and r.audience == "public" for r in records):
         attention.append(Attention("no_public_document", "", ", ".join(public_surfaces)))
-    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates)
+    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates, search)
+
+
+def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
+    """How questions over this index are searched, as the bots would search it now."""
+    if isinstance(index, SearchingIndex):
+        return "ranked in the database (PostgreSQL, HNSW)"
+    path = getattr(index, "approximate_path", None)
+    if not isinstance(path, Path):
+        return "exact search"
+    searched = [r for r in records if r.state in ("indexed", "indexing")]
+    scopes = [sum(r.fragments for r in searched), sum(r.fragments for r in searched if r.audience == "public")]
+    return approximate.describe(path, index.generation(), scopes)
 
 
 def _never_indexed(folder: Path, registered: set[str]) -> list[DocumentRecord]:

@@ -11,9 +11,13 @@ import pytest
 
 from core import approximate
 from core.approximate import Approximate, build, ids_digest
+from core.ingest import sync
 from core.knowledge import SCOPES, KnowledgeBase
+from core.register import read_register
 from core.retrieval import Corpus, Fragment, Searcher
 from core.settings import Settings
+from core.store import INDEX_FILE
+from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 
 DIM = 32
@@ -208,3 +212,26 @@ def test_a_small_index_builds_nothing(tmp_path, write_kb):
     assert kb.sync().search == ""
     assert not (tmp_path / "data" / "index.sqlite3.hnsw").exists() and kb.searcher.approximate is None
     kb.close()
+
+
+def test_status_says_how_questions_are_searched_from_the_side_file_alone(tmp_path, write_kb, monkeypatch):
+    folder = big_folder(write_kb)
+    settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "data", resync_seconds=3600)
+    kb = KnowledgeBase(settings, FakeEmbedder())
+    kb.sync()
+    kb.close()
+    assert read_register(settings).search.startswith("exact search (an approximate index is built above 50,000")
+
+    monkeypatch.setattr(approximate, "APPROXIMATE_ROWS", 20)
+    kb = KnowledgeBase(settings, FakeEmbedder())
+    built = kb.sync().search
+    kb.close()
+    monkeypatch.setattr(approximate, "_faiss", lambda: pytest.fail("status loaded a graph"))
+    status = read_register(settings)
+    assert status.search == built and "recall@5" in built and status.to_json()["search"] == built
+    # The documents change and nothing has rebuilt the index yet: exact search, and status says so.
+    (folder / "doc0.md").write_text((folder / "doc0.md").read_text().replace("Part 1", "Part one"), "utf-8")
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    sync(folder, index, FakeEmbedder())
+    index.close()
+    assert read_register(settings).search.startswith("exact search until the approximate index is built")
