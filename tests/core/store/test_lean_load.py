@@ -7,11 +7,14 @@ a vanished, swapped or narrowed fragment reads as gone, and the knowledge base s
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from core import knowledge
 from core.errors import IndexChanged
 from core.ingest import sync
 from core.knowledge import SCOPES, KnowledgeBase
@@ -160,3 +163,49 @@ def test_closing_the_knowledge_base_closes_the_corpus_connections_so_the_index_f
     report = copy.sync()
     assert (report.unchanged, report.added, report.embedded) == (2, 0, 0)
     copy.close()
+
+
+def test_a_big_corpus_loads_a_new_generation_in_the_background_while_questions_are_answered(
+    tmp_path, write_kb, monkeypatch
+):
+    """Above BACKGROUND_RELOAD_ROWS a question never waits for a reload (3–7 s at 1M): it is answered from
+    the corpus loaded, without the hits another process re-indexed since, and the next ones from the new."""
+    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    kb = knowledge_base(tmp_path, folder)
+    old = kb.searcher
+    write_kb({"prices.md": PRICES.replace("185", "199")})
+    sync(folder, index_at(tmp_path), FakeEmbedder())  # another process re-indexes the price list
+
+    loading, release = threading.Event(), threading.Event()
+    real_load = kb.store.index.load
+
+    def slow_load():
+        loading.set()
+        assert release.wait(30)
+        return real_load()
+
+    monkeypatch.setattr(kb.store.index, "load", slow_load)
+    started = time.monotonic()
+    hits = kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits
+    assert loading.wait(10) and time.monotonic() - started < 5, "the question waited for the load"
+    assert [h.fragment.document for h in hits] == ["warranty.md"], "never the re-indexed 185, not yet the 199"
+    assert kb._answering_searcher() is old  # still loading: a second question doesn't start another load
+    release.set()
+    deadline = time.monotonic() + 10
+    while kb._answering_searcher() is old:
+        assert time.monotonic() < deadline, "the background load never landed"
+        time.sleep(0.01)
+    texts = {h.fragment.text for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
+    assert "Oak fronts cost 199 EUR per m²." in texts
+    kb.close()
+
+
+def test_a_small_corpus_reloads_before_answering(tmp_path, write_kb):
+    folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    kb = knowledge_base(tmp_path, folder)
+    write_kb({"prices.md": PRICES.replace("185", "199")})
+    sync(folder, index_at(tmp_path), FakeEmbedder())
+    texts = {h.fragment.text for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
+    assert "Oak fronts cost 199 EUR per m²." in texts
+    kb.close()
