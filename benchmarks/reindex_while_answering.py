@@ -1,6 +1,8 @@
 """A re-index of 10,000 fragments in another process while a knowledge base keeps answering.
 
-Run: python benchmarks/reindex_while_answering.py [DOCUMENTS] [FRAGMENTS_PER_DOCUMENT]   (default 100 100)
+Run: python benchmarks/reindex_while_answering.py [DOCUMENTS] [FRAGMENTS_PER_DOCUMENT] [--reload-first]
+(default 100 100). From 50,000 fragments (`BACKGROUND_RELOAD_ROWS`) a new generation loads in the
+background; `--reload-first` makes every question wait for the load instead, as before, to compare.
 Indexes a folder of DOCUMENTS x FRAGMENTS synthetic fragments (word-hash embedder: the point is the
 store and the reloads, not the model), changes every fragment, and re-indexes it in a child process
 (`core.ingest.sync`, as `verbatim index` would, the model paced at 1 ms a text so it lasts a while),
@@ -24,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core import knowledge  # noqa: E402
 from core.fakes import WordEmbedder  # noqa: E402
 from core.ingest import sync  # noqa: E402
 from core.knowledge import SCOPES, KnowledgeBase  # noqa: E402
@@ -114,7 +117,7 @@ def main(documents: int, per_document: int) -> None:
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(folder), str(data / INDEX_FILE)], cwd=ROOT, env={"PYTHONPATH": str(ROOT)}
         )
-        latencies, empty, generations = [], 0, {kb.searcher.corpus.generation}
+        latencies, empty, generations = [], 0, {kb.loaded_generation}
         i = 0
         while child.poll() is None:
             question = questions[i % len(questions)]
@@ -122,7 +125,7 @@ def main(documents: int, per_document: int) -> None:
             hits = kb.retrieve(question, SCOPES["public"]).hits
             latencies.append((time.perf_counter() - mark) * 1000)
             empty += not hits
-            generations.add(kb.searcher.corpus.generation)
+            generations.add(kb.loaded_generation)
             i += 1
         kb.close()
         q = np.percentile(latencies, [50, 95])
@@ -133,5 +136,7 @@ def main(documents: int, per_document: int) -> None:
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
+    if "--reload-first" in sys.argv:
+        knowledge.BACKGROUND_RELOAD_ROWS = sys.maxsize
+    args = [int(a) for a in sys.argv[1:] if a.isdigit()]
     main(*(args or [100, 100]))

@@ -281,6 +281,12 @@ class KnowledgeBase:
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
+    @property
+    def loaded_generation(self) -> int | None:
+        """The generation questions are answered from now (None before the first load); never loads."""
+        searcher = self._searcher
+        return None if searcher is None else searcher.corpus.generation
+
     def _answering_searcher(self) -> Searcher:
         """As `searcher`, but a big corpus's new generation never makes the question wait for its load."""
         if self._searcher is None:
