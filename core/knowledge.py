@@ -270,11 +270,13 @@ class KnowledgeBase:
             try:
                 hits = searcher.search(query, scope, floor)
             except IndexChanged as exc:
-                # Another process re-indexed between the generation check and reading the hits' text: search
-                # the generation it left. Should that move too, keep the hits still valid: never an old text.
+                # Another process re-indexed since the corpus answering was loaded: search the generation it
+                # left. This question waits for that load (one under way in the background included): the
+                # re-indexed document's new text may be its answer. Questions that hit nothing re-indexed
+                # never wait. Should the generation move again meanwhile, keep the hits still valid.
                 log.info("%s; searching the new generation", exc)
                 try:
-                    hits = self._reload_if_stale(wait=False).search(query, scope, floor)
+                    hits = self._reload_if_stale().search(query, scope, floor)
                 except IndexChanged as again:
                     log.warning("%s; answering from the hits still valid", again)
                     hits = again.hits
