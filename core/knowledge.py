@@ -162,6 +162,15 @@ class KnowledgeBase:
         threading.Thread(target=self._reload_in_background, name="verbatim-reload", daemon=True).start()
         return current
 
+    def _fresher_searcher(self) -> Searcher:
+        """After a hit was found re-indexed: the generation a load under way brings (waited for, never loaded
+        twice), or the current one loaded now."""
+        if self._loading.locked():
+            with self._loading:
+                if self._searcher is not None:
+                    return self._searcher
+        return self._reload_if_stale()
+
     def _reload_in_background(self) -> None:
         """Runs with `_loading` held by the thread that started it; releases it when done."""
         try:
@@ -276,7 +285,7 @@ class KnowledgeBase:
                 # never wait. Should the generation move again meanwhile, keep the hits still valid.
                 log.info("%s; searching the new generation", exc)
                 try:
-                    hits = self._reload_if_stale().search(query, scope, floor)
+                    hits = self._fresher_searcher().search(query, scope, floor)
                 except IndexChanged as again:
                     log.warning("%s; answering from the hits still valid", again)
                     hits = again.hits
