@@ -9,7 +9,7 @@ the embedding model loaded (memory is counted over the loaded model, as in a bot
 - exact search p50/p95 for the public and the staff scope, with 1 and 2 BLAS threads, each query
   right after a real embedding call (as in a bot), and the bare matrix-vector product over the
   same rows in the same run;
-- the approximate index: build time, its build-time check (recall@5 and ef per scope), recall@5
+- the approximate index: build time, its build-time check (recall@5, probes, gate per scope), recall@5
   and "same hits as exact" (floor 0.4, cap 3) on another 200 queries, p50/p95 per scope;
 - start-up with the saved approximate index: open + load + reading it, seconds and peak RSS.
 `--code DIR` measures only open + load, with another checkout's code and then this one's (before/after).
@@ -168,19 +168,27 @@ def measure(path: Path, load_only: bool, start_up: bool) -> None:
     for name in ("public", "internal"):
         scope = SCOPES[name]
         first, end = searcher.scope_range(scope) or (0, 0)
-        ef = built.ef_for(first, end)
-        if ef is None:
+        part = built.serving(first, end)
+        if part is None:
             print(f"    {name}: searched exactly (below the size or the check failed)")
             continue
-        found = same = 0
+        found = same = gated = 0
         for query in check:
             view = corpus.matrix[first:end]
             truth = set((np.argpartition(-(view @ query), 5)[:5] + first).tolist())
-            rows = built.candidates(query, first, end, ef)
-            found += len(truth & set(rows[np.argsort(-(corpus.matrix[rows] @ query))[:5]].tolist()))
+            rows = built.candidates(query, first, end)
+            scores = corpus.matrix[rows] @ query
+            if part.gate is not None and scores.max() < part.gate:  # searched exactly, as the searcher does
+                gated += 1
+                found += 5
+            else:
+                found += len(truth & set(rows[np.argsort(-scores)[:5]].tolist()))
             want = [h.fragment_id for h in exact.search(query, scope, 0.4)]
             same += want == [h.fragment_id for h in searcher.search(query, scope, 0.4)]
-        print(f"    {name}: recall@5 {found / (5 * len(check)):.3f}, same hits as exact {same}/{len(check)}")
+        print(
+            f"    {name}: recall@5 {found / (5 * len(check)):.3f} as served ({gated} of {len(check)} below the gate,"
+            f" searched exactly), same hits as exact {same}/{len(check)}"
+        )
         for threads in (1, 2):
             search, bare = latencies(scope, threads)
             figures = f"{percentiles(search)}   bare {percentiles(bare)}"

@@ -1,20 +1,31 @@
-"""The approximate index for big corpora: HNSW graphs over the loaded matrix, saved beside the SQLite index.
+"""The approximate index for big corpora: inverted lists over the loaded matrix, saved beside the SQLite index.
 
 Exact search costs one matrix-vector product: 11 ms at 100,000 fragments, ~130 ms at 1M. Above
-`APPROXIMATE_ROWS` rows in a scope, a faiss HNSW graph over 8-bit codes of the scope's vectors (about
-640 bytes a fragment with its links, beside the matrix's 1,536) proposes the `ef` rows its search
-visits best; they are scored exactly against the matrix (the 8-bit distances only order the walk),
-and the floor and the per-document cap run on those scores as in exact search.
+`APPROXIMATE_ROWS` rows in a scope, the scope's rows are clustered (k-means, about `LIST_ROWS` rows a
+cluster) and a question scores the centroids, then exactly, against the matrix itself, the rows of
+the `probes` clusters nearest it; the floor and the per-document cap run on those scores as in exact
+search. The index holds only the centroids and the row numbers of each list (about 10 MB at 1M
+fragments): no copy of the vectors.
+
+An HNSW graph (faiss, 8-bit codes, M 32) served here before: +650 MB at 1M, and it missed its recall
+target there (recall@5 0.986 for all rows, 0.965 for the public quarter, at ef 1,024, 496 s to build),
+so 1M fell back to exact search. What it missed was not the codes' noise (a graph of float vectors
+missed as much) nor ties (a 1e-4 tolerance changed 0.001): it was questions whose scope holds nothing
+related, whose top 5 are the extremes of noise spread over the whole scope (scores ~0.21-0.26 on the
+synthetic benchmark, far below the floor). No index finds those without scanning most of the rows:
+probing an eighth of the lists still missed 2%. So below a score `gate`, chosen by the check, a
+question is searched exactly: the best row its probes found scores under the gate, so it sits far
+from anything in the scope. Questions near their answers are served from the lists (recall 1.000 at
+4 probes on the benchmark's; figures in benchmarks/ann_1m_experiment.py).
 
 The audience filter stays in the query: a scope is a range of rows (stores load public rows first)
-and each big scope has a graph of its own rows only, so a public question walks a graph that holds
-no staff-only fragment. (One graph over every row with faiss's range filter was tried first: at a
-quarter of the rows public it never reached recall@5 0.99, even at ef 1,024.)
+and each big scope has lists of its own rows only, so a public question scores no staff-only fragment.
 
-Built at index time and checked then against exact search on a sample of queries: the smallest
-`ef` reaching recall@5 ≥ `TARGET_RECALL` is kept per scope; a scope none reaches is searched
-exactly, and the report says so. The file records the generation and a digest of the row ids it
-was built for; one that doesn't match the corpus, or can't be read, is ignored.
+Built at index time and checked then against exact search on a sample of queries: the fewest probes,
+then the lowest gate, reaching recall@5 ≥ `TARGET_RECALL` (as served: a query under the gate counts
+as the exact search it gets) is kept per scope; a scope none reaches is searched exactly, and the
+report says so. The file records the generation and a digest of the row ids it was built for; one that
+doesn't match the corpus, or can't be read, is ignored.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -39,16 +50,16 @@ log = logging.getLogger(__name__)
 # question) and needs nothing built; above it the product grows past the question's embedding time.
 APPROXIMATE_ROWS = 50_000
 TARGET_RECALL = 0.99
-# At least this many rows proposed (all the search's best `ef`, when more), scored exactly. Re-scoring only
-# the 64 the 8-bit distances ranked first lost recall at 1M (0.972 at ef 1,024): their noise reorders
-# near-equal scores; scoring all `ef` costs ~50 µs at ef 256.
-CANDIDATES = 64
-LINKS = 32  # HNSW M: 32 kept recall@5 ≥ 0.99 at 100,000 where 16 needed twice the ef (benchmarks/scale.py)
-EF_CONSTRUCTION = 80
-EF_CHOICES = (64, 128, 256, 512, 1024)  # ef tried at build time, cheapest first (never below CANDIDATES)
+LIST_ROWS = 256  # rows a list holds on average: 3,906 lists at 1M, whose centroids cost ~0.2 ms a question
+TRAINING_ROWS = 50  # k-means trains on this many sample rows a list (all of them when fewer)
+KMEANS_ITERATIONS = 10
+PROBES = (4, 8, 16, 32, 64)  # lists scored per question, tried at build time, cheapest first
+# Tried at build time, lowest first, for each number of probes: a question whose best probed row scores
+# below the gate is searched exactly. None: never.
+GATES: tuple[float | None, ...] = (None, 0.2, 0.25, 0.3, 0.35, 0.4)
 SAMPLE = 200  # queries per scope in the build-time check
 QUERY_SIMILARITY = 0.7  # sample queries sit this close to a fragment, as a question does to its answer
-FORMAT = 2
+FORMAT = 3  # 2: HNSW graphs (faiss), ignored now
 
 
 def ids_digest(ids: np.ndarray) -> str:
@@ -57,83 +68,97 @@ def ids_digest(ids: np.ndarray) -> str:
 
 
 def _faiss() -> Any:
-    import faiss  # imported only for a big corpus: it costs a few hundred ms
+    import faiss  # imported only to build (k-means): it costs a few hundred ms
 
     return faiss
 
 
 @dataclass
+class Lists:
+    """A scope's clusters: centroids, and each list's row numbers (minus the scope's first) in `order`."""
+
+    centroids: np.ndarray  # (lists, dim) float32
+    order: np.ndarray  # (rows,) int32: the rows of list j are order[bounds[j]:bounds[j + 1]]
+    bounds: np.ndarray  # (lists + 1,) int64
+
+    def rows(self, query: np.ndarray, probes: int) -> np.ndarray:
+        """The rows (minus the scope's first) of the `probes` lists whose centroids score best, unordered."""
+        scores = self.centroids @ query
+        nearest = np.argpartition(-scores, probes - 1)[:probes] if probes < len(scores) else np.arange(len(scores))
+        return np.concatenate([self.order[self.bounds[j] : self.bounds[j + 1]] for j in nearest])
+
+
+@dataclass
 class Part:
-    """The graph of one scope's rows [first, end), and what the build-time check found for it."""
+    """The lists of one scope's rows [first, end), and what the build-time check found for them."""
 
     first: int
     end: int
-    index: Any  # labels are row numbers minus `first`; None when the check failed (not kept, not saved)
-    recall: float  # recall@5 at `ef`, against exact search on the sample
-    ef: int | None  # None: no ef reached the target, so this scope is searched exactly
+    lists: Lists | None  # None when the check failed (not kept, not saved)
+    recall: float  # recall@5 at `probes` and `gate`, as served, against exact search on the sample
+    probes: int | None  # None: no setting reached the target, so this scope is searched exactly
+    gate: float | None = None  # a question whose best probed row scores below it is searched exactly
+    exact_share: float = 0.0  # share of the check's sample the gate sent to exact search
+    count: int = 0  # lists built (kept in the header, so a summary needs no list loaded)
 
 
 @dataclass
 class Approximate:
-    """HNSW graphs over a corpus's big scopes, and which of them may serve."""
+    """Inverted lists over a corpus's big scopes, and which of them may serve."""
 
     parts: list[Part]
     generation: int
     digest: str
     build_seconds: float = 0.0
 
-    def _part(self, first: int, end: int) -> Part | None:
-        return next((p for p in self.parts if (p.first, p.end) == (first, end)), None)
+    def serving(self, first: int, end: int) -> Part | None:
+        """The scope of rows [first, end)'s part when its check passed; None when it must be searched exactly."""
+        part = next((p for p in self.parts if (p.first, p.end) == (first, end)), None)
+        return part if part is not None and part.probes is not None and part.lists is not None else None
 
-    def ef_for(self, first: int, end: int) -> int | None:
-        """The ef the check chose for the scope of rows [first, end); None when it must be searched exactly."""
-        part = self._part(first, end)
-        return None if part is None else part.ef
-
-    def candidates(self, query: np.ndarray, first: int, end: int, ef: int) -> np.ndarray:
-        """Row numbers in [first, end) the scope's graph finds nearest the query (unordered, at most max(ef, 64))."""
-        part = self._part(first, end)
-        if part is None or part.index is None:
-            raise KeyError(f"no graph for rows {first}-{end}")
-        faiss = _faiss()
-        faiss.omp_set_num_threads(1)  # one query: threads cost more than they give (per calling thread in OpenMP)
-        count = max(ef, CANDIDATES)
-        params = faiss.SearchParametersHNSW(efSearch=count)
-        _, labels = part.index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), count, params=params)
-        rows = labels[0]
-        return rows[rows >= 0] + first
+    def candidates(self, query: np.ndarray, first: int, end: int) -> np.ndarray:
+        """Row numbers in [first, end) in the lists nearest the query (unordered)."""
+        part = self.serving(first, end)
+        if part is None or part.lists is None or part.probes is None:
+            raise KeyError(f"no lists for rows {first}-{end}")
+        return part.lists.rows(np.asarray(query, dtype=np.float32), part.probes) + first
 
     def summary(self) -> str:
         """One line for the index report and the log."""
-        served = [p for p in self.parts if p.ef is not None]
-        parts = [
-            f"{p.end - p.first:,} rows: recall@5 {p.recall:.3f}" + (f" (ef {p.ef})" if p.ef else " → exact search")
-            for p in self.parts
-        ]
+        served = [p for p in self.parts if p.probes is not None]
+        parts = []
+        for p in self.parts:
+            line = f"{p.end - p.first:,} rows: recall@5 {p.recall:.3f}"
+            if p.probes is None:
+                line += " → exact search"
+            else:
+                line += f" ({p.probes} of {p.count:,} lists"
+                if p.gate is not None:
+                    line += f"; exact below {p.gate:.2f}: {p.exact_share:.0%} of the sample"
+                line += ")"
+            parts.append(line)
         kind = "approximate search" if served else "exact search (the approximate index missed its recall target)"
         return f"{kind}, built in {self.build_seconds:.1f} s; " + "; ".join(parts)
 
     # --- the side file ------------------------------------------------------------------------
 
     def save(self, path: Path) -> None:
-        """Write atomically: a header line (JSON), then each graph, so a reader sees the old file or the new."""
-        faiss = _faiss()
+        """Write atomically: a header line (JSON), then each part's arrays, so a reader sees the old file or the new."""
         header = {
             "format": FORMAT,
             "generation": self.generation,
             "ids": self.digest,
             "build_seconds": self.build_seconds,
-            "parts": [[p.first, p.end, p.recall, p.ef] for p in self.parts],
+            "parts": [[p.first, p.end, p.recall, p.probes, p.gate, p.exact_share, p.count] for p in self.parts],
         }
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         with temporary.open("wb") as handle:
             handle.write(json.dumps(header).encode() + b"\n")
             for part in self.parts:
-                if part.index is None:
+                if part.lists is None:
                     continue
-                writer = faiss.PyCallbackIOWriter(handle.write)  # streamed: no second copy of a graph in memory
-                faiss.write_index(part.index, writer)
-                del writer  # flushes
+                for array in (part.lists.centroids, part.lists.order, part.lists.bounds):
+                    np.save(handle, array, allow_pickle=False)
         os.replace(temporary, path)
 
     @staticmethod
@@ -154,33 +179,63 @@ class Approximate:
         if header is None or header.get("generation") != generation or header.get("ids") != digest:
             return None
         try:
-            faiss = _faiss()
             parts = []
             with path.open("rb") as handle:
                 handle.readline(1 << 20)
-                for first, end, recall, ef in header["parts"]:
-                    index = None
-                    if ef is not None:  # a graph that failed its check was not saved
-                        # Streamed from the file: reading it whole first would hold it twice (650 MB at 1M).
-                        index = faiss.read_index(faiss.PyCallbackIOReader(handle.read))
-                        if index.ntotal != end - first:
-                            raise ValueError(f"a graph of {index.ntotal} rows for {end - first}")
-                    parts.append(Part(int(first), int(end), index, float(recall), None if ef is None else int(ef)))
+                for entry in header["parts"]:
+                    first, end, _, probes = entry[:4]
+                    # Lists that failed their check were not saved.
+                    lists = None if probes is None else _read_lists(handle, int(end) - int(first))
+                    parts.append(_part(entry, lists))
         except Exception as exc:  # a damaged side file costs a rebuild, never an answer
             log.warning("the approximate index %s can't be read (%s); searching exactly until it is rebuilt", path, exc)
             return None
         return cls(parts, generation, digest, float(header.get("build_seconds", 0.0)))
 
 
+def _part(entry: list[Any], lists: Lists | None) -> Part:
+    """A part from its header entry: [first, end, recall, probes, gate, exact share, lists]."""
+    first, end, recall, probes, gate, share, count = entry
+    return Part(
+        int(first),
+        int(end),
+        lists,
+        float(recall),
+        None if probes is None else int(probes),
+        None if gate is None else float(gate),
+        float(share),
+        int(count),
+    )
+
+
+def _read_lists(handle: BinaryIO, rows: int) -> Lists:
+    centroids, order, bounds = (np.load(handle, allow_pickle=False) for _ in range(3))
+    count = len(centroids)
+    if (
+        centroids.dtype != np.float32
+        or centroids.ndim != 2
+        or order.dtype != np.int32
+        or order.shape != (rows,)
+        or bounds.shape != (count + 1,)
+        or bounds[0] != 0
+        or bounds[-1] != rows
+        or np.any(np.diff(bounds) < 0)
+    ):
+        raise ValueError(f"lists that don't fit {rows} rows")
+    if rows and (order.min() < 0 or order.max() >= rows):
+        raise ValueError("rows out of the scope")
+    return Lists(centroids, order, bounds.astype(np.int64))
+
+
 def describe(path: Path, generation: int, scopes: Iterable[int]) -> str:
     """How a corpus whose scopes hold `scopes` rows is searched, read from the side file's header only
-    (no graph is loaded, no faiss imported): for `verbatim status`, which changes nothing."""
+    (no list is loaded, no faiss imported): for `verbatim status`, which changes nothing."""
     if max(scopes, default=0) < APPROXIMATE_ROWS:
         return f"exact search (an approximate index is built above {APPROXIMATE_ROWS:,} fragments in a scope)"
     header = Approximate.header(path)
     if header is None or header.get("generation") != generation:
         return "exact search until the approximate index is built for the index as it stands (at the next sync)"
-    parts = [Part(int(first), int(end), None, float(recall), ef) for first, end, recall, ef in header["parts"]]
+    parts = [_part(entry, None) for entry in header["parts"]]
     return Approximate(parts, generation, str(header.get("ids")), float(header.get("build_seconds", 0.0))).summary()
 
 
@@ -203,27 +258,23 @@ def exact_top5(matrix: np.ndarray, first: int, end: int, queries: np.ndarray) ->
     tops: list[set[int]] = []
     for start in range(0, len(queries), 16):
         scores = view @ queries[start : start + 16].T
-        best = np.argpartition(-scores, 4, axis=0)[:5]
+        best = np.argpartition(-scores, min(4, len(view) - 1), axis=0)[:5]
         tops.extend(set((best[:, j] + first).tolist()) for j in range(best.shape[1]))
     return tops
 
 
-def recall_at_5(
-    approximate: Approximate,
-    matrix: np.ndarray,
-    first: int,
-    end: int,
-    ef: int,
-    queries: np.ndarray,
-    tops: list[set[int]],
-) -> float:
-    """Share of the exact top 5 that the candidates, scored exactly, rank top 5 too."""
-    found = 0
-    for query, exact in zip(queries, tops, strict=True):
-        rows = approximate.candidates(query, first, end, ef)
+def check(
+    lists: Lists, matrix: np.ndarray, first: int, probes: int, queries: np.ndarray, tops: list[set[int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per query: how many of the exact top 5 the probed rows, scored exactly, rank top 5 too, and their best score."""
+    found = np.zeros(len(queries), dtype=np.int64)
+    best = np.zeros(len(queries), dtype=np.float32)
+    for i, (query, exact) in enumerate(zip(queries, tops, strict=True)):
+        rows = lists.rows(query, probes) + first
         scores = matrix[rows] @ query
-        found += len(exact & set(rows[np.argsort(-scores)[:5]].tolist()))
-    return found / (5 * len(queries))
+        found[i] = len(exact & set(rows[np.argsort(-scores)[:5]].tolist()))
+        best[i] = scores.max() if len(scores) else -1.0
+    return found, best
 
 
 @contextmanager
@@ -241,40 +292,67 @@ def building(path: Path) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _graph(rows: np.ndarray, rng: np.random.Generator) -> Any:
+def _lists(rows: np.ndarray, rng: np.random.Generator) -> Lists:
+    """k-means over a sample of the rows (faiss, every core), then each row in its nearest centroid's list."""
     faiss = _faiss()
-    index = faiss.IndexHNSWSQ(rows.shape[1], faiss.ScalarQuantizer.QT_8bit, LINKS, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
+    count = max(1, len(rows) // LIST_ROWS)
+    sample = rows[np.sort(rng.choice(len(rows), size=min(len(rows), TRAINING_ROWS * count), replace=False))]
     faiss.omp_set_num_threads(os.cpu_count() or 1)
     try:
-        index.train(rows[rng.choice(len(rows), size=min(len(rows), 20_000), replace=False)])
-        index.add(rows)
+        kmeans = faiss.Kmeans(
+            rows.shape[1],
+            count,
+            niter=KMEANS_ITERATIONS,
+            spherical=True,
+            seed=int(rng.integers(1 << 30)),
+            max_points_per_centroid=TRAINING_ROWS,
+            verbose=False,
+        )
+        kmeans.train(np.ascontiguousarray(sample))
+        centroids = np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
+        nearest = faiss.IndexFlatIP(rows.shape[1])
+        nearest.add(centroids)
+        assigned = np.empty(len(rows), dtype=np.int64)
+        for start in range(0, len(rows), 65_536):  # in slices: the scores of a slice against every centroid
+            _, labels = nearest.search(np.ascontiguousarray(rows[start : start + 65_536]), 1)
+            assigned[start : start + 65_536] = labels[:, 0]
     finally:
         faiss.omp_set_num_threads(1)
-    return index
+    order = np.argsort(assigned, kind="stable")
+    bounds = np.searchsorted(assigned[order], np.arange(count + 1)).astype(np.int64)
+    return Lists(centroids, order.astype(np.int32), bounds)
 
 
 def build(
     matrix: np.ndarray, generation: int, ids: np.ndarray, scopes: Iterable[tuple[int, int]], seed: int = 0
 ) -> Approximate:
-    """Build a graph for each scope (a range of rows) and check it against exact search."""
+    """Build the lists for each scope (a range of rows) and check them against exact search."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     approximate = Approximate([], generation, ids_digest(ids))
     for first, end in dict.fromkeys(scopes):
-        part = Part(first, end, _graph(matrix[first:end], rng), 0.0, None)
+        lists = _lists(matrix[first:end], rng)
+        part = Part(first, end, lists, 0.0, None, count=len(lists.centroids))
         approximate.parts.append(part)
         queries = _sample_queries(matrix, rng, SAMPLE)
         tops = exact_top5(matrix, first, end, queries)
-        for ef in EF_CHOICES:
-            part.recall = recall_at_5(approximate, matrix, first, end, ef, queries, tops)
-            if part.recall >= TARGET_RECALL:
-                part.ef = ef
+        expected = np.array([len(t) for t in tops])
+        for probes in dict.fromkeys(min(p, len(lists.centroids)) for p in PROBES):
+            found, best = check(lists, matrix, first, probes, queries, tops)
+            for gate in GATES:
+                exact = np.zeros(len(best), dtype=bool) if gate is None else best < gate
+                recall = float(np.where(exact, expected, found).sum() / max(1, expected.sum()))
+                part.recall = max(part.recall, recall)  # when none passes: the best it came to
+                if recall >= TARGET_RECALL:
+                    part.recall = recall
+                    part.probes, part.gate, part.exact_share = probes, gate, float(exact.mean())
+                    break
+            if part.probes is not None:
                 break
-        if part.ef is None:
-            part.index = None  # searched exactly: its graph would only take memory
+        if part.probes is None:
+            part.lists = None  # searched exactly: its lists would only take memory
     approximate.build_seconds = time.perf_counter() - started
-    if any(p.ef is None for p in approximate.parts):
+    if any(p.probes is None for p in approximate.parts):
         log.warning("approximate index below recall@5 %.2f: %s", TARGET_RECALL, approximate.summary())
     else:
         log.info("approximate index: %s", approximate.summary())

@@ -15,7 +15,7 @@ from typing import NamedTuple, overload
 
 import numpy as np
 
-from core.approximate import CANDIDATES, Approximate
+from core.approximate import Approximate
 from core.errors import IndexChanged
 from core.text import SECTION_SEPARATOR, caption, split_sentences
 
@@ -343,9 +343,9 @@ class Searcher:
         query = query.astype(np.float32)
         approximate = self.approximate
         if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
-            ef = approximate.ef_for(view.first, view.first + len(view.rows))
-            if ef is not None:
-                found = self._search_approximately(approximate, query, view, ef, floor, k, per_document)
+            part = approximate.serving(view.first, view.first + len(view.rows))
+            if part is not None:
+                found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
                 if found is not None:
                     return found
         scores = view.matrix @ query
@@ -353,15 +353,24 @@ class Searcher:
         return self._hits([int(view.rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
 
     def _search_approximately(
-        self, approximate: Approximate, query: np.ndarray, view: _Scope, ef: int, floor: float, k: int, cap: int
+        self,
+        approximate: Approximate,
+        query: np.ndarray,
+        view: _Scope,
+        gate: float | None,
+        floor: float,
+        k: int,
+        cap: int,
     ) -> list[Hit] | None:
-        """The graph's candidates scored exactly, through the same floor and cap; None when exact search must decide."""
+        """The probed lists' rows scored exactly, through the same floor and cap; None when exact search must decide."""
         first = view.first if view.first is not None else 0
         # Sorted rows: ties then go to the lower row, as in exact search.
-        rows = np.sort(approximate.candidates(query, first, first + len(view.rows), ef))
+        rows = np.sort(approximate.candidates(query, first, first + len(view.rows)))
         scores = self.corpus.matrix[rows] @ query
+        if len(rows) == 0 or (gate is not None and float(scores.max()) < gate):
+            return None  # far from every probed row: the scope's best are noise no index ranks (core.approximate)
         chosen = select(scores, self.corpus.documents[rows], floor, k, cap)
-        if len(chosen) < k and len(rows) >= max(ef, CANDIDATES) and scores.min() >= floor:
+        if len(chosen) < k and scores.min() >= floor:
             return None  # the cap set aside every candidate above the floor: rows past them may still qualify
         return self._hits([int(rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
 

@@ -70,7 +70,7 @@ def pair() -> tuple[Searcher, Searcher]:
 def test_the_check_passes_and_every_scope_is_served(pair):
     _, fast = pair
     assert fast.approximate is not None
-    assert [(p.first, p.end, p.ef is not None) for p in fast.approximate.parts] == [(0, 740, True), (0, 3000, True)]
+    assert [(p.first, p.end, p.probes is not None) for p in fast.approximate.parts] == [(0, 740, True), (0, 3000, True)]
     assert all(p.recall >= approximate.TARGET_RECALL for p in fast.approximate.parts)
     assert "approximate search" in fast.approximate.summary()
 
@@ -98,7 +98,8 @@ def test_a_public_query_never_returns_an_internal_fragment(pair):
     _, fast = pair
     assert fast.approximate is not None
     public = next(p for p in fast.approximate.parts if p.end < len(fast.corpus.ids))
-    assert public.index.ntotal == public.end == 740, "the public graph holds public rows only"
+    assert public.lists is not None and len(public.lists.order) == public.end == 740
+    assert int(public.lists.order.max()) < 740, "the public lists hold public rows only"
     internal = queries(fast.corpus, 50, seed=3)[fast.corpus.audiences[:50] == "internal"]
     rows = np.flatnonzero(fast.corpus.audiences == "internal")
     staff_like = unit(fast.corpus.matrix[rows[:50]])  # queries sitting right on internal fragments
@@ -112,8 +113,8 @@ def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(tmp_path, caplo
     monkeypatch.setattr(approximate, "TARGET_RECALL", 1.01)  # unreachable
     with caplog.at_level(logging.WARNING, logger="core.approximate"):
         searcher = approximate_searcher(c)
-    assert searcher.approximate is not None and all(part.ef is None for part in searcher.approximate.parts)
-    assert all(part.index is None for part in searcher.approximate.parts), "no graph kept that serves nothing"
+    assert searcher.approximate is not None and all(part.probes is None for part in searcher.approximate.parts)
+    assert all(part.lists is None for part in searcher.approximate.parts), "no lists kept that serve nothing"
     side = tmp_path / "index.sqlite3.hnsw"
     searcher.approximate.save(side)
     again = Approximate.load(side, c.generation, ids_digest(c.ids))
@@ -126,6 +127,27 @@ def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(tmp_path, caplo
         ]
 
 
+def test_a_question_below_the_gate_is_searched_exactly(monkeypatch):
+    c = corpus()
+    searcher = approximate_searcher(c)
+    assert searcher.approximate is not None
+    staff = searcher.approximate.serving(0, 3000)
+    assert staff is not None and staff.lists is not None and staff.probes is not None
+    monkeypatch.setattr(staff, "probes", 1)  # one list of 11: most of a noise query's best rows are elsewhere
+    exact = Searcher(c)
+    noise = unit(np.random.default_rng(9).standard_normal((30, DIM)))
+    missed = sum(
+        [h.fragment_id for h in searcher.search(q, STAFF, -1.0)]
+        != [h.fragment_id for h in exact.search(q, STAFF, -1.0)]
+        for q in noise
+    )
+    assert missed > 0, "without the gate one list misses some of a far question's best rows"
+    monkeypatch.setattr(staff, "gate", 1.01)  # every question is below it
+    for query in noise:
+        want = [h.fragment_id for h in exact.search(query, STAFF, -1.0)]
+        assert [h.fragment_id for h in searcher.search(query, STAFF, -1.0)] == want
+
+
 def test_the_side_file_is_used_only_for_its_generation_and_rows(tmp_path, pair):
     _, fast = pair
     assert fast.approximate is not None
@@ -133,11 +155,11 @@ def test_the_side_file_is_used_only_for_its_generation_and_rows(tmp_path, pair):
     fast.approximate.save(path)
     digest = ids_digest(fast.corpus.ids)
     again = Approximate.load(path, 7, digest)
-    assert again is not None and [p.ef for p in again.parts] == [p.ef for p in fast.approximate.parts]
+    assert again is not None and [(p.probes, p.gate) for p in again.parts] == [
+        (p.probes, p.gate) for p in fast.approximate.parts
+    ]
     query = queries(fast.corpus, 1)[0]
-    assert set(again.candidates(query, 0, 740, 64).tolist()) == set(
-        fast.approximate.candidates(query, 0, 740, 64).tolist()
-    )
+    assert set(again.candidates(query, 0, 3000).tolist()) == set(fast.approximate.candidates(query, 0, 3000).tolist())
     assert Approximate.load(path, 8, digest) is None, "another generation"
     assert Approximate.load(path, 7, ids_digest(fast.corpus.ids[::-1])) is None, "other rows"
     body = path.read_bytes()
