@@ -5,13 +5,15 @@ Nothing here knows how the corpus is stored; a store's `load()` produces a `Corp
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NamedTuple, overload
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -284,6 +286,35 @@ def _pin_blas_threads(rows: int) -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+@functools.cache
+def _blas_controller() -> Any:
+    """threadpoolctl's controller, found once: limiting through it costs ~16 µs a call (a fresh
+    `threadpool_limits` looks the libraries up again: ~240 µs). None without threadpoolctl."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+@contextmanager
+def _one_blas_thread(rows: int) -> Iterator[None]:
+    """One BLAS thread for the small products of an approximate search (centroids and a few lists) in a
+    corpus big enough to keep two for exact search: at 1M fragments, 1.26 ms p50 against 2.45 with two
+    (benchmarks/scale.py). Below SINGLE_THREAD_ROWS the process is pinned already."""
+    controller = _blas_controller() if rows > SINGLE_THREAD_ROWS else None
+    if controller is None:
+        yield
+        return
+    # The limit is process-wide and restored on exit: two searches overlapping would restore out of order
+    # and leave the process on one thread, so they take turns (about a millisecond each).
+    with _BLAS_LIMIT, controller.limit(limits=1, user_api="blas"):
+        yield
+
+
+_BLAS_LIMIT = threading.Lock()
+
+
 class _Scope(NamedTuple):
     rows: np.ndarray  # the scope's row numbers in the corpus
     matrix: np.ndarray  # their vectors: a view when the rows are contiguous
@@ -345,7 +376,8 @@ class Searcher:
         if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
             part = approximate.serving(view.first, view.first + len(view.rows))
             if part is not None:
-                found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
+                with _one_blas_thread(len(self.corpus.ids)):
+                    found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
                 if found is not None:
                     return found
         scores = view.matrix @ query
