@@ -79,21 +79,25 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         session, tokenizer = self._load()
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        # Tokenized once, together; then batched by their token counts, each batch cut to its longest:
+        # the least padding (sorting by characters left ~20% more, measured in benchmarks/index_throughput.py).
+        encodings = tokenizer.encode_batch(list(texts))  # type: ignore[attr-defined]
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
         rows = []
-        # Sorting by length keeps padding small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
-            batch = [texts[i] for i in order[start : start + BATCH]]
-            encodings = tokenizer.encode_batch(batch)  # type: ignore[attr-defined]
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            chosen = order[start : start + BATCH]
+            width = max(int(lengths[chosen].max()), 1)
+            batch_ids, batch_mask = ids[chosen, :width], mask[chosen, :width]
+            feed = {"input_ids": batch_ids, "attention_mask": batch_mask, "token_type_ids": np.zeros_like(batch_ids)}
             hidden = session.run(None, feed)[0]  # type: ignore[attr-defined]
             # Mean pooling over real tokens only, as sentence-transformers does.
-            summed = (hidden * mask[..., None]).sum(axis=1)
-            rows.append(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1))
-        if not rows:
-            return np.zeros((0, 384), dtype=np.float32)
+            summed = (hidden * batch_mask[..., None]).sum(axis=1)
+            rows.append(summed / np.maximum(batch_mask.sum(axis=1, keepdims=True), 1))
         vectors = normalise(np.concatenate(rows))
         result = np.empty_like(vectors)
         result[order] = vectors

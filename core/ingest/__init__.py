@@ -38,6 +38,9 @@ DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
 # Fragments embedded and stored per step: a few embedder batches, so a 5 MB document's
 # texts, token ids and vectors are never all in memory at once.
 FRAGMENT_BATCH = 256
+# Sentences embedded per model call: a batch's fragments hold 600-700 of them (benchmarks/index_throughput.py),
+# and one call sorts them all by length; their token ids take ~4 MB at this bound.
+SENTENCE_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -284,8 +287,8 @@ def _store_sentences(index: IndexStore, embedder: Embedder, fragments: Sequence[
     keys = [text_hash(t) for t in texts]
     known = index.text_vectors(keys)
     todo = [(k, t) for k, t in zip(keys, texts, strict=True) if k not in known]
-    for start in range(0, len(todo), FRAGMENT_BATCH):  # bounded like the fragments' batches
-        chunk = todo[start : start + FRAGMENT_BATCH]
+    for start in range(0, len(todo), SENTENCE_BATCH):  # bounded, but wide: the model sorts them by length
+        chunk = todo[start : start + SENTENCE_BATCH]
         vectors = embedder.embed([t for _, t in chunk])
         index.put_text_vectors([(k, v) for (k, _), v in zip(chunk, vectors, strict=True)])
 
