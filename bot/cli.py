@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
@@ -62,37 +62,46 @@ def configure_logging(level: int) -> None:
     root.setLevel(level)
 
 
-def _progress_bar(stream: TextIO) -> Callable[[int, int, str], None] | None:
-    """A one-line progress bar on a terminal (files, and fragments with a rate inside a big one); nothing when piped."""
-    if not stream.isatty():
-        return None
-    width = 24
+class _Bar:
+    """A one-line progress bar: files done of all; inside a document of more than one batch, its
+    fragments, rate and time left."""
 
-    class Bar:
-        """Files done of all; inside a document of more than one batch, its fragments, rate and time left."""
+    WIDTH = 24
 
-        def __init__(self) -> None:
-            self.file = (0, 0, "")
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.file = (0, 0, "")
 
-        def _draw(self, done: int, total: int, name: str, detail: str = "") -> None:
-            filled = width * done // max(total, 1)
-            stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:40]:<40} {detail:<44}")
-            stream.flush()
+    def _draw(self, done: int, total: int, name: str, detail: str = "") -> None:
+        filled = self.WIDTH * done // max(total, 1)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} {name[:40]:<40} {detail:<44}"
+        )
+        self.stream.flush()
 
-        def __call__(self, done: int, total: int, name: str) -> None:
-            self.file = (done, total, name)
-            self._draw(done, total, name)
-            if done == total:
-                stream.write("\r" + " " * (width + 95) + "\r")
-                stream.flush()
+    def __call__(self, done: int, total: int, name: str) -> None:
+        self.file = (done, total, name)
+        self._draw(done, total, name)
 
-        def fragments(self, event: FragmentProgress) -> None:
-            if event.done == event.total:
-                return  # a small document is done in one step, and the next file redraws the bar anyway
-            eta = f", {int(event.eta) // 60}:{int(event.eta) % 60:02d} left" if event.eta is not None else ""
-            self._draw(*self.file, f"{event.done:,}/{event.total:,} fragments, {event.rate:,.0f}/s{eta}")
+    def fragments(self, event: FragmentProgress) -> None:
+        if event.done == event.total:
+            return  # a small document is done in one step, and the next file redraws the bar anyway
+        eta = f", {int(event.eta) // 60}:{int(event.eta) % 60:02d} left" if event.eta is not None else ""
+        # Fragments are embedded 256 at a time across documents, so the one at hand may be behind the file
+        # last read: name it.
+        detail = f"{event.done:,}/{event.total:,} fragments, {event.rate:,.0f}/s{eta}"
+        self._draw(self.file[0], self.file[1], event.document, detail)
 
-    return Bar()
+    def close(self) -> None:
+        """Clear the line once the sync is over (the last documents' fragments are embedded after the last
+        file is read, so reading it is not the end)."""
+        self.stream.write("\r" + " " * (self.WIDTH + 95) + "\r")
+        self.stream.flush()
+
+
+def _progress_bar(stream: TextIO) -> _Bar | None:
+    """A progress bar on a terminal (files, and fragments with a rate inside a big one); nothing when piped."""
+    return _Bar(stream) if stream.isatty() else None
 
 
 def _print_report(report: SyncReport, out: TextIO) -> None:
@@ -129,10 +138,13 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
     if report != "never" and not log.isEnabledFor(logging.INFO):
         # The report printed below names each failed document and why; core's WARNING said it once more.
         ingest.setLevel(logging.ERROR)
+    bar = _progress_bar(sys.stderr)
     try:
-        result = kb.sync(_progress_bar(sys.stderr))
+        result = kb.sync(bar)
     finally:
         ingest.setLevel(level)
+        if bar is not None:
+            bar.close()
     log.info(
         "synced in %.2f s: added %d, updated %d, unchanged %d, removed %d, failed %d",
         result.seconds,

@@ -183,9 +183,17 @@ def test_the_progress_bar_shows_fragments_rate_and_time_left():
     bar = _progress_bar(stream)
     assert bar is not None
     bar(1, 3, "big.md")
-    bar.fragments(FragmentProgress("big.md", 512, 7834, 16.0))  # type: ignore[attr-defined]
+    bar.fragments(FragmentProgress("big.md", 512, 7834, 16.0))
     shown = stream.getvalue().rsplit("\r", 1)[-1]
     assert "1/3 big.md" in shown and "512/7,834 fragments, 32/s, 3:48 left" in shown
+    # The files read run ahead of the fragments embedded (256 at a time across documents): the line names
+    # the document being embedded, and stays until the sync is over, not only its last file read.
+    bar(3, 3, "zebra.md")
+    bar.fragments(FragmentProgress("big.md", 7680, 7834, 240.0))
+    shown = stream.getvalue().rsplit("\r", 1)[-1]
+    assert "3/3 big.md" in shown and "7,680/7,834 fragments" in shown
+    bar.close()
+    assert stream.getvalue().rsplit("\r", 2)[-2].strip() == "", "the line is cleared at the end"
 
 
 def small(n: int, text: str | None = None) -> str:
