@@ -9,6 +9,8 @@ The matrix is made as benchmarks/scale.py makes its index (same generator, same 
 order the store loads it (public documents first, then by path), so rows [0, N/4) are the public scope.
 The check queries are those of core.approximate's build-time check (its `_sample_queries`, seed 0 →
 the same 200 per scope as `build` draws for its first scope).
+`hnsw` and `ivf` compare faiss indexes and need `pip install faiss-cpu` (no longer a dependency: the
+product's k-means is numpy's); `product` times the product's own build.
 """
 
 from __future__ import annotations

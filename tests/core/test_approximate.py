@@ -3,6 +3,7 @@ the query, a recall check that falls back to exact, and a side file that is igno
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -248,7 +249,7 @@ def test_status_says_how_questions_are_searched_from_the_side_file_alone(tmp_pat
     kb = KnowledgeBase(settings, FakeEmbedder())
     built = kb.sync().search
     kb.close()
-    monkeypatch.setattr(approximate, "_faiss", lambda: pytest.fail("status loaded a graph"))
+    monkeypatch.setattr(approximate, "_read_lists", lambda *a: pytest.fail("status loaded the lists"))
     status = read_register(settings)
     assert status.search == built and "recall@5" in built and status.to_json()["search"] == built
     # The documents change and nothing has rebuilt the index yet: exact search, and status says so.
@@ -257,6 +258,11 @@ def test_status_says_how_questions_are_searched_from_the_side_file_alone(tmp_pat
     sync(folder, index, FakeEmbedder())
     index.close()
     assert read_register(settings).search.startswith("exact search until the approximate index is built")
+    # A side file whose header has the right format and generation but parts it can't read: never a traceback.
+    side = tmp_path / "data" / "index.sqlite3.hnsw"
+    generation = SQLiteIndex(tmp_path / "data" / INDEX_FILE).generation()
+    side.write_text(json.dumps({"format": approximate.FORMAT, "generation": generation, "parts": [[0, 5]]}) + "\n")
+    assert read_register(settings).search.startswith("exact search until the approximate index is rebuilt")
 
 
 def test_an_approximate_search_in_a_big_corpus_holds_blas_to_one_thread_and_gives_it_back(pair, monkeypatch):
@@ -270,13 +276,13 @@ def test_an_approximate_search_in_a_big_corpus_holds_blas_to_one_thread_and_give
 
     monkeypatch.setattr(retrieval, "SINGLE_THREAD_ROWS", 100)  # the 3,000 rows count as a big corpus
     seen: list[int] = []
-    real = Searcher._search_approximately
+    real = Approximate.candidates
 
     def spy(self, *args, **kwargs):
         seen.append(blas_threads())
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Searcher, "_search_approximately", spy)
+    monkeypatch.setattr(Approximate, "candidates", spy)
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         if blas_threads() != 2:
             pytest.skip("this BLAS can't run two threads here")
