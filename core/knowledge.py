@@ -29,6 +29,7 @@ MAX_QUESTION_CHARS = 2000
 # From this many fragments, a new generation is loaded in the background while questions are answered from
 # the one loaded (benchmarks/scale.py: a load takes 0.4–0.5 s at 100,000 fragments, 3.4–6.8 s at 1M).
 BACKGROUND_RELOAD_ROWS = 50_000
+RELOAD_RETRY_SECONDS = 30.0  # after a background load failed (memory, a damaged file), before the next try
 
 
 def scope_of(name: str) -> frozenset[str]:
@@ -79,6 +80,7 @@ class KnowledgeBase:
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
         self._side_file_seen: tuple[int, int] | None = None  # the approximate index file last tried (mtime, size)
         self._synced_once = False  # whether this process has synced (or seen another process sync) yet
+        self._load_failed_at = float("-inf")  # when a background load last failed (monotonic seconds)
 
     def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
@@ -141,35 +143,50 @@ class KnowledgeBase:
 
         With `wait` False (answering), a big corpus's new generation loads in a background thread
         while questions are answered from the one loaded: 3–7 s at 1M fragments would otherwise stall
-        every question. That is safe because a hit's text is read from the store when it is shown
-        and dropped when its row was re-indexed, removed or narrowed since the load (IndexChanged).
+        every question. That is safe because the old corpus is then distrusted: its cache of fragment
+        text is dropped, so every hit's text is read from the store when shown and dropped when its row
+        was re-indexed, removed or narrowed since the load (IndexChanged).
         """
         current = self._searcher
         if wait or current is None or len(current.corpus.ids) < BACKGROUND_RELOAD_ROWS:
             with self._loading:
                 return self._reload_locked()
         if not self._loading.acquire(blocking=False):
-            return current  # a reload is under way: answer from what is loaded
+            # A load is under way (in the background, or a sync's): answer from what is loaded, checked.
+            self._distrust_if_stale(current)
+            return current
+        handed_over = False  # once the thread has started, it releases `_loading`
         try:
-            stale = self.store.index.generation() != current.corpus.generation
-        except VerbatimError:
-            stale = False  # read problems are the load's to report; answer from what is loaded
-        if not stale:
             try:
+                stale = self.store.index.generation() != current.corpus.generation
+            except VerbatimError:
+                stale = False  # read problems are the load's to report; answer from what is loaded
+            if not stale:
                 return self._reload_locked()  # attaches an approximate index built since
-            finally:
+            current.corpus.distrust()
+            if time.monotonic() - self._load_failed_at < RELOAD_RETRY_SECONDS:
+                return current  # the last load failed just now: don't start another multi-second one per question
+            threading.Thread(target=self._reload_in_background, name="verbatim-reload", daemon=True).start()
+            handed_over = True
+            return current
+        finally:
+            if not handed_over:
                 self._loading.release()
-        threading.Thread(target=self._reload_in_background, name="verbatim-reload", daemon=True).start()
-        return current
 
-    def _fresher_searcher(self) -> Searcher:
+    def _distrust_if_stale(self, searcher: Searcher) -> None:
+        try:
+            if self.store.index.generation() != searcher.corpus.generation:
+                searcher.corpus.distrust()
+        except VerbatimError:
+            searcher.corpus.distrust()
+
+    def _fresher_searcher(self, used: Searcher | None) -> Searcher:
         """After a hit was found re-indexed: the generation a load under way brings (waited for, never loaded
         twice), or the current one loaded now."""
-        if self._loading.locked():
-            with self._loading:
-                if self._searcher is not None:
-                    return self._searcher
-        return self._reload_if_stale()
+        with self._loading:
+            if self._searcher is not None and self._searcher is not used:
+                return self._searcher  # a load landed while this question searched
+            return self._reload_locked()
 
     def _reload_in_background(self) -> None:
         """Runs with `_loading` held by the thread that started it; releases it when done."""
@@ -178,6 +195,7 @@ class KnowledgeBase:
             self._reload_locked()
             log.info("loaded the new index generation in the background in %.1f s", time.perf_counter() - started)
         except Exception:
+            self._load_failed_at = time.monotonic()
             log.exception("loading the new index generation failed; answering from the one loaded")
         finally:
             self._loading.release()
@@ -285,7 +303,7 @@ class KnowledgeBase:
                 # never wait. Should the generation move again meanwhile, keep the hits still valid.
                 log.info("%s; searching the new generation", exc)
                 try:
-                    hits = self._fresher_searcher().search(query, scope, floor)
+                    hits = self._fresher_searcher(searcher).search(query, scope, floor)
                 except IndexChanged as again:
                     log.warning("%s; answering from the hits still valid", again)
                     hits = again.hits

@@ -117,12 +117,15 @@ class StoredFragments(Sequence[Fragment]):
         self._cache: OrderedDict[int, Fragment] = OrderedDict()
         self._cache_size = cache
         self._lock = threading.Lock()
+        self._trusted = True
 
     def __len__(self) -> int:
         return self._count
 
     def at(self, rows: Sequence[int]) -> list[Fragment | None]:
         """The fragments of these rows (None for one gone since the load), read in one go for those not cached."""
+        if not self._trusted:
+            return self._read(rows)
         found: dict[int, Fragment | None] = {}
         with self._lock:
             for row in rows:
@@ -141,6 +144,13 @@ class StoredFragments(Sequence[Fragment]):
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return [found[r] for r in rows]
+
+    def distrust(self) -> None:
+        """The store has moved on since the load: drop the cache and check every row against the store from now
+        on (a cached text may have been re-indexed or narrowed to another audience since)."""
+        with self._lock:
+            self._trusted = False
+            self._cache.clear()
 
     def read(self, rows: Sequence[int]) -> list[Fragment | None]:
         """`at` past the cache: a walk over everything would only evict what searches use."""
@@ -190,6 +200,12 @@ class Corpus:
     documents: np.ndarray  # int, document number per row (for the per-document cap)
     generation: int = 0  # the store's generation this corpus was loaded at
     document_titles: Mapping[int, str] | None = None  # document number → title, when the store gives them
+
+    def distrust(self) -> None:
+        """Answer only what the store still holds as loaded: see StoredFragments.distrust (an in-memory corpus
+        has no store behind it to ask)."""
+        if isinstance(self.fragments, StoredFragments):
+            self.fragments.distrust()
 
     def fragments_at(self, rows: Sequence[int]) -> list[Fragment | None]:
         """The fragments of these rows; None for one re-indexed since the load (never for an in-memory corpus)."""
@@ -376,8 +392,7 @@ class Searcher:
         if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
             part = approximate.serving(view.first, view.first + len(view.rows))
             if part is not None:
-                with _one_blas_thread(len(self.corpus.ids)):
-                    found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
+                found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
                 if found is not None:
                     return found
         scores = view.matrix @ query
@@ -397,8 +412,9 @@ class Searcher:
         """The probed lists' rows scored exactly, through the same floor and cap; None when exact search must decide."""
         first = view.first if view.first is not None else 0
         # Sorted rows: ties then go to the lower row, as in exact search.
-        rows = np.sort(approximate.candidates(query, first, first + len(view.rows)))
-        scores = self.corpus.matrix[rows] @ query
+        with _one_blas_thread(len(self.corpus.ids)):  # small products: not the disk reads below
+            rows = np.sort(approximate.candidates(query, first, first + len(view.rows)))
+            scores = self.corpus.matrix[rows] @ query
         if len(rows) == 0 or (gate is not None and float(scores.max()) < gate):
             return None  # far from every probed row: the scope's best are noise no index ranks (core.approximate)
         chosen = select(scores, self.corpus.documents[rows], floor, k, cap)

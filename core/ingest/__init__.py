@@ -332,8 +332,12 @@ class _Batches:
             self._step()
 
     def abort(self) -> None:
+        """Drop what the queued documents staged; one that can't be aborted doesn't stop the others."""
         for queued in self.queue:
-            self.index.abort(queued.doc.path)
+            try:
+                self.index.abort(queued.doc.path)
+            except Exception as exc:  # the error being handled is the one to report
+                log.warning("could not drop the batches staged for %s: %s", queued.doc.path, exc)
         self.queue.clear()
 
     def _step(self) -> None:

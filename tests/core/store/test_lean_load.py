@@ -219,3 +219,48 @@ def test_a_small_corpus_reloads_before_answering(tmp_path, write_kb):
     texts = {h.fragment.text for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
     assert "Oak fronts cost 199 EUR per m²." in texts
     kb.close()
+
+
+def test_during_a_background_load_a_cached_text_narrowed_since_is_never_shown_to_the_public(
+    tmp_path, write_kb, monkeypatch
+):
+    """The corpus answering while its successor loads may hold text another process has since made internal in
+    its cache: once the store has moved on, every hit is checked against the store again."""
+    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    kb = knowledge_base(tmp_path, folder)
+    public = {h.fragment.document for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
+    assert public == {"prices.md", "warranty.md"}  # both texts now in the corpus's cache
+
+    release = threading.Event()
+    real_load = kb.store.index.load
+    monkeypatch.setattr(kb.store.index, "load", lambda: (release.wait(30), real_load())[1])
+    write_kb({"prices.md": PRICES.replace("audience: public", "audience: internal")})
+    sync(folder, index_at(tmp_path), FakeEmbedder())  # another process narrows the price list
+    try:
+        for _ in range(3):  # the first question starts the load; the others find it under way
+            hits = kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits
+            assert [h.fragment.document for h in hits] == ["warranty.md"]
+    finally:
+        release.set()
+    kb.close()
+
+
+def test_a_background_load_that_fails_is_not_started_again_by_every_question(tmp_path, write_kb, monkeypatch):
+    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    kb = knowledge_base(tmp_path, folder)
+    write_kb({"prices.md": PRICES.replace("185", "199")})
+    sync(folder, index_at(tmp_path), FakeEmbedder())
+    loads = []
+
+    def failing_load():
+        loads.append(1)
+        raise MemoryError("no room for the new generation")
+
+    monkeypatch.setattr(kb.store.index, "load", failing_load)
+    for _ in range(5):
+        assert kb.retrieve("oak joinery warranty", SCOPES["public"], floor=0.5).hits
+        time.sleep(0.05)
+    assert len(loads) == 1, "retried after RELOAD_RETRY_SECONDS, not per question"
+    kb.close()
