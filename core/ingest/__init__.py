@@ -350,6 +350,20 @@ class _Batches:
             share = queued.fragments[queued.done : queued.done + room]
             shares.append((queued, share))
             room -= len(share)
+        try:
+            self._store(shares)
+        except Exception:
+            if len(shares) < 2:
+                raise
+            # One document's text may be what the model refuses (a remote "input too long"): try each on its own,
+            # so the documents before it are indexed and the error, if it repeats, is that document's alone.
+            log.info("embedding a batch of %d documents failed; trying them one at a time", len(shares))
+            for one in shares:
+                self._store([one])
+
+    def _store(self, shares: list[tuple[_Queued, list[Fragment]]]) -> None:
+        """Embed what is new in these shares, stage them, and commit each document they complete. Nothing is
+        staged unless every model call succeeded, so a failed call can be made again."""
         batch = [f for _, share in shares for f in share]
         hashes = [fragment_hash(f) for f in batch]
         vectors = self.index.vectors_for(hashes) if batch else {}

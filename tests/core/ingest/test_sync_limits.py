@@ -258,3 +258,24 @@ def test_a_model_failure_mid_batch_keeps_finished_documents_and_leaves_none_half
     assert report.unchanged == FRAGMENT_BATCH // 10 and report.updated == 40 - FRAGMENT_BATCH // 10
     assert report.embedded == 400 - 10 * (FRAGMENT_BATCH // 10)
     assert {d.state for d in index.known().values()} == {"indexed"} and len(index.load().fragments) == 400
+
+
+def test_a_document_the_model_refuses_fails_alone_and_the_ones_before_it_in_its_batch_are_indexed(tmp_path, write_kb):
+    """A remote model that rejects one input every time: the batch is tried again one document at a time."""
+
+    class Refusing(Sizes):
+        def embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+            if any("poison" in t for t in texts):
+                raise RuntimeError("input rejected by the model")
+            return super().embed(texts)
+
+    files = {f"part-{n:02d}.md": small(n) for n in range(6)}
+    files["part-03.md"] = small(3, "A poison paragraph the model refuses.")
+    kb = write_kb(files)
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    with pytest.raises(RuntimeError, match="rejected"):
+        sync(kb, index, Refusing())
+    states = {path: d.state for path, d in index.known().items()}
+    assert [states[f"part-{n:02d}.md"] for n in range(3)] == ["indexed"] * 3, "the documents before it are in"
+    assert "indexing" not in states.values() and states.get("part-03.md") != "indexed"
+    assert len(index.load().fragments) == 30
