@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -304,6 +304,14 @@ class _Queued:
     done: int = 0
 
 
+class _Share(NamedTuple):
+    """A queued document's fragments in one batch, with their hashes."""
+
+    queued: _Queued
+    fragments: list[Fragment]
+    hashes: list[str]
+
+
 class _Batches:
     """Fragments of consecutive documents, embedded and staged FRAGMENT_BATCH at a time.
 
@@ -342,30 +350,33 @@ class _Batches:
 
     def _step(self) -> None:
         """Embed and stage the next FRAGMENT_BATCH queued fragments; commit the documents they complete."""
-        shares: list[tuple[_Queued, list[Fragment]]] = []
+        shares: list[_Share] = []
         room = FRAGMENT_BATCH
         for queued in self.queue:
             if room == 0:
                 break
             share = queued.fragments[queued.done : queued.done + room]
-            shares.append((queued, share))
+            shares.append(_Share(queued, share, [fragment_hash(f) for f in share]))
             room -= len(share)
         try:
-            self._store(shares)
+            vectors = self._embed(shares)
         except Exception:
             if len(shares) < 2:
                 raise
-            # One document's text may be what the model refuses (a remote "input too long"): try each on its own,
-            # so the documents before it are indexed and the error, if it repeats, is that document's alone.
+            # One document's text may be what the model refuses (a remote "input too long"): embed each on its
+            # own, so the documents before it are indexed and the error, if it repeats, is that document's alone.
+            # Only the model calls are tried again: nothing was staged, and a store error is not the model's.
             log.info("embedding a batch of %d documents failed; trying them one at a time", len(shares))
             for one in shares:
-                self._store([one])
+                self._stage([one], self._embed([one]))
+            return
+        self._stage(shares, vectors)
 
-    def _store(self, shares: list[tuple[_Queued, list[Fragment]]]) -> None:
-        """Embed what is new in these shares, stage them, and commit each document they complete. Nothing is
-        staged unless every model call succeeded, so a failed call can be made again."""
-        batch = [f for _, share in shares for f in share]
-        hashes = [fragment_hash(f) for f in batch]
+    def _embed(self, shares: list[_Share]) -> dict[str, np.ndarray]:
+        """The vector of every fragment in these shares, by hash: stored ones looked up, the new ones (each text
+        once) embedded, with their new sentences. Nothing is staged here, so a failed call can be made again."""
+        hashes = [h for share in shares for h in share.hashes]
+        batch = [f for share in shares for f in share.fragments]
         vectors = self.index.vectors_for(hashes) if batch else {}
         new = {h: f for h, f in zip(hashes, batch, strict=True) if h not in vectors}  # a repeated text, once
         if new:
@@ -373,12 +384,14 @@ class _Batches:
             vectors.update(zip(new, fresh, strict=True))
             _store_sentences(self.index, self.embedder, list(new.values()))
             self.report.embedded += len(new)
-        at = 0
-        for queued, share in shares:
+        return vectors
+
+    def _stage(self, shares: list[_Share], vectors: dict[str, np.ndarray]) -> None:
+        """Stage each share with its vectors, and swap in every document whose last fragment it holds."""
+        for queued, share, hashes in shares:
             if share:
-                rows = np.vstack([vectors[h] for h in hashes[at : at + len(share)]]).astype(np.float32)
-                self.index.stage(queued.doc.path, share, hashes[at : at + len(share)], rows)
-                at += len(share)
+                rows = np.vstack([vectors[h] for h in hashes]).astype(np.float32)
+                self.index.stage(queued.doc.path, share, hashes, rows)
                 queued.done += len(share)
                 if self.listener:
                     seconds = time.perf_counter() - queued.started

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bot.cli import _progress_bar
-from core.errors import ConfigError, KnowledgeError
+from core.errors import ConfigError, IndexFileError, KnowledgeError
 from core.ingest import FRAGMENT_BATCH, FragmentProgress, sync
 from core.knowledge import KnowledgeBase
 from core.settings import Settings, from_env
@@ -279,3 +279,27 @@ def test_a_document_the_model_refuses_fails_alone_and_the_ones_before_it_in_its_
     assert [states[f"part-{n:02d}.md"] for n in range(3)] == ["indexed"] * 3, "the documents before it are in"
     assert "indexing" not in states.values() and states.get("part-03.md") != "indexed"
     assert len(index.load().fragments) == 30
+
+
+def test_a_store_error_in_a_batch_of_documents_is_reported_not_retried_over_committed_ones(
+    tmp_path, write_kb, monkeypatch
+):
+    """Only model calls are tried again one document at a time: a commit that fails after others in its batch
+    went in is the store's error, raised as it is (retrying would stage committed documents again)."""
+    kb = write_kb({f"part-{n:02d}.md": small(n) for n in range(4)})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    real = index.commit
+
+    def commit(document, count):
+        if document.path == "part-02.md":
+            raise IndexFileError("part-02.md was re-indexed by another process at the same time; its version is kept.")
+        real(document, count)
+
+    monkeypatch.setattr(index, "commit", commit)
+    embedder = Sizes()
+    with pytest.raises(IndexFileError, match=r"part-02\.md was re-indexed"):
+        sync(kb, index, embedder)
+    assert len(embedder.sizes) == 2, "one call for the fragments, one for the sentences: nothing embedded again"
+    states = {path: d.state for path, d in index.known().items()}
+    assert (states["part-00.md"], states["part-01.md"]) == ("indexed", "indexed")
+    assert "indexing" not in states.values()
