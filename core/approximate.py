@@ -95,6 +95,12 @@ class Part:
     exact_share: float = 0.0  # share of the check's sample the gate sent to exact search
     count: int = 0  # lists built (kept in the header, so a summary needs no list loaded)
 
+    def candidates(self, query: np.ndarray) -> np.ndarray:
+        """Row numbers in [first, end) in the lists nearest the query (unordered); only for a part that serves."""
+        if self.lists is None or self.probes is None:
+            raise KeyError(f"no lists for rows {self.first}-{self.end}")
+        return self.lists.rows(np.asarray(query, dtype=np.float32), self.probes) + self.first
+
 
 @dataclass
 class Approximate:
@@ -113,9 +119,9 @@ class Approximate:
     def candidates(self, query: np.ndarray, first: int, end: int) -> np.ndarray:
         """Row numbers in [first, end) in the lists nearest the query (unordered)."""
         part = self.serving(first, end)
-        if part is None or part.lists is None or part.probes is None:
+        if part is None:
             raise KeyError(f"no lists for rows {first}-{end}")
-        return part.lists.rows(np.asarray(query, dtype=np.float32), part.probes) + first
+        return part.candidates(query)
 
     def summary(self) -> str:
         """One line for the index report and the log."""

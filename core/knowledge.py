@@ -158,11 +158,14 @@ class KnowledgeBase:
         handed_over = False  # once the thread has started, it releases `_loading`
         try:
             try:
-                stale = self.store.index.generation() != current.corpus.generation
-            except VerbatimError:
-                stale = False  # read problems are the load's to report; answer from what is loaded
-            if not stale:
-                return self._reload_locked()  # attaches an approximate index built since
+                generation = self.store.index.generation()
+            except VerbatimError as exc:  # as `_reload_locked`: answer from what is loaded; the next question re-syncs
+                log.warning("the index can't be read, answering from the documents loaded until it is rebuilt: %s", exc)
+                self._synced_at = float("-inf")
+                generation = current.corpus.generation
+            if generation == current.corpus.generation:
+                self._attach_approximate(current)  # one built since, by this process or another
+                return current
             current.corpus.distrust()
             if time.monotonic() - self._load_failed_at < RELOAD_RETRY_SECONDS:
                 return current  # the last load failed just now: don't start another multi-second one per question

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
-from core.approximate import Approximate
+from core.approximate import Approximate, Part
 from core.errors import IndexChanged
 from core.text import SECTION_SEPARATOR, caption, split_sentences
 
@@ -218,9 +218,11 @@ class Corpus:
         step = StoredFragments.CHUNK
         for start in range(0, len(self.ids), step):
             rows = list(range(start, min(start + step, len(self.ids))))
-            read = self.fragments.read(rows) if isinstance(self.fragments, StoredFragments) else None
-            for i, row in enumerate(rows):
-                fragment = read[i] if read is not None else self.fragments[row]
+            if isinstance(self.fragments, StoredFragments):
+                read: Sequence[Fragment | None] = self.fragments.read(rows)  # past the cache
+            else:
+                read = [self.fragments[row] for row in rows]
+            for row, fragment in zip(rows, read, strict=True):
                 if fragment is not None:
                     yield int(self.ids[row]), fragment
 
@@ -392,30 +394,20 @@ class Searcher:
         if approximate is not None and view.first is not None:  # it serves the big scopes its check passed
             part = approximate.serving(view.first, view.first + len(view.rows))
             if part is not None:
-                found = self._search_approximately(approximate, query, view, part.gate, floor, k, per_document)
+                found = self._search_approximately(part, query, floor, k, per_document)
                 if found is not None:
                     return found
         scores = view.matrix @ query
         chosen = select(scores, view.documents, floor, k, per_document)
         return self._hits([int(view.rows[i]) for i in chosen], [float(scores[i]) for i in chosen])
 
-    def _search_approximately(
-        self,
-        approximate: Approximate,
-        query: np.ndarray,
-        view: _Scope,
-        gate: float | None,
-        floor: float,
-        k: int,
-        cap: int,
-    ) -> list[Hit] | None:
+    def _search_approximately(self, part: Part, query: np.ndarray, floor: float, k: int, cap: int) -> list[Hit] | None:
         """The probed lists' rows scored exactly, through the same floor and cap; None when exact search must decide."""
-        first = view.first if view.first is not None else 0
-        # Sorted rows: ties then go to the lower row, as in exact search.
         with _one_blas_thread(len(self.corpus.ids)):  # small products: not the disk reads below
-            rows = np.sort(approximate.candidates(query, first, first + len(view.rows)))
+            # Sorted rows: ties then go to the lower row, as in exact search.
+            rows = np.sort(part.candidates(query))
             scores = self.corpus.matrix[rows] @ query
-        if len(rows) == 0 or (gate is not None and float(scores.max()) < gate):
+        if len(rows) == 0 or (part.gate is not None and float(scores.max()) < part.gate):
             return None  # far from every probed row: the scope's best are noise no index ranks (core.approximate)
         chosen = select(scores, self.corpus.documents[rows], floor, k, cap)
         if len(chosen) < k and scores.min() >= floor:

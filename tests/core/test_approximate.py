@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core import approximate, retrieval
-from core.approximate import Approximate, build, ids_digest
+from core.approximate import Approximate, Part, build, ids_digest
 from core.ingest import sync
 from core.knowledge import SCOPES, KnowledgeBase
 from core.register import read_register
@@ -276,13 +276,13 @@ def test_an_approximate_search_in_a_big_corpus_holds_blas_to_one_thread_and_give
 
     monkeypatch.setattr(retrieval, "SINGLE_THREAD_ROWS", 100)  # the 3,000 rows count as a big corpus
     seen: list[int] = []
-    real = Approximate.candidates
+    real = Part.candidates
 
     def spy(self, *args, **kwargs):
         seen.append(blas_threads())
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Approximate, "candidates", spy)
+    monkeypatch.setattr(Part, "candidates", spy)
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         if blas_threads() != 2:
             pytest.skip("this BLAS can't run two threads here")

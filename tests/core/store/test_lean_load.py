@@ -211,13 +211,19 @@ def test_a_big_corpus_loads_a_new_generation_in_the_background_while_questions_a
     kb.close()
 
 
-def test_a_small_corpus_reloads_before_answering(tmp_path, write_kb):
+def test_a_small_corpus_reloads_before_answering(tmp_path, write_kb, monkeypatch):
+    """Below BACKGROUND_RELOAD_ROWS a load takes milliseconds: the question waits for it, no thread is started."""
     folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     kb = knowledge_base(tmp_path, folder)
+    started: list[int] = []
+    monkeypatch.setattr(
+        KnowledgeBase, "_reload_in_background", lambda self: (started.append(1), self._loading.release())
+    )
     write_kb({"prices.md": PRICES.replace("185", "199")})
     sync(folder, index_at(tmp_path), FakeEmbedder())
     texts = {h.fragment.text for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
     assert "Oak fronts cost 199 EUR per m²." in texts
+    assert started == [] and kb.loaded_generation == kb.store.index.generation()
     kb.close()
 
 
