@@ -11,6 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+import numpy as np
+
 from core.fakes import WordEmbedder
 
 # The deterministic bag-of-words embedder `verbatim check` uses too.
@@ -145,3 +147,40 @@ def quoting(*needles: str, found: bool = True) -> Callable[[Recorded], Reply]:
         return chat_reply({"found": found and bool(statements), "statements": statements})
 
     return handler
+
+
+HANDBOOK_WORDS = [
+    "oak",
+    "walnut",
+    "beech",
+    "ash",
+    "pine",
+    "worktop",
+    "front",
+    "door",
+    "drawer",
+    "hinge",
+    "delivery",
+    "carry",
+    "floor",
+    "price",
+    "weight",
+    "warranty",
+    "fitting",
+    "glue",
+]
+
+
+def mixed_handbook(documents: int, sections: int, words: int, seed: int) -> dict[str, str]:
+    """Documents of random furniture words, public and internal in turn, one fragment per section; each
+    section ends in its own token (`item3x2`), so no two fragments are the same text."""
+    rng = np.random.default_rng(seed)
+    files = {}
+    for number in range(documents):
+        audience = "public" if number % 2 == 0 else "internal"
+        parts = [
+            f"## Part {s}\n\n" + " ".join(rng.choice(HANDBOOK_WORDS, size=words)).capitalize() + f" item{number}x{s}.\n"
+            for s in range(sections)
+        ]
+        files[f"doc{number}.md"] = f"---\ntitle: Doc {number}\naudience: {audience}\n---\n" + "\n".join(parts)
+    return files

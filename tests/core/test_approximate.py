@@ -19,7 +19,7 @@ from core.retrieval import Corpus, Fragment, Searcher
 from core.settings import Settings
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, mixed_handbook
 
 DIM = 32
 PUBLIC, STAFF = SCOPES["public"], SCOPES["internal"]
@@ -171,32 +171,8 @@ def test_the_side_file_is_used_only_for_its_generation_and_rows(tmp_path, pair):
 
 
 def big_folder(write_kb) -> Path:
-    words = [
-        "oak",
-        "walnut",
-        "beech",
-        "ash",
-        "pine",
-        "worktop",
-        "front",
-        "door",
-        "drawer",
-        "hinge",
-        "delivery",
-        "warranty",
-        "price",
-        "fitting",
-    ]
-    rng = np.random.default_rng(5)
-    files = {}
-    for number in range(6):
-        audience = "public" if number % 2 == 0 else "internal"
-        sections = [
-            f"## Part {s}\n\n" + " ".join(rng.choice(words, size=10)).capitalize() + f" item{number}x{s}.\n"
-            for s in range(10)
-        ]
-        files[f"doc{number}.md"] = f"---\ntitle: Doc {number}\naudience: {audience}\n---\n" + "\n".join(sections)
-    return write_kb(files)
+    """60 fragments in six documents, public and internal: a big corpus once APPROXIMATE_ROWS is set to 20."""
+    return write_kb(mixed_handbook(documents=6, sections=10, words=10, seed=5))
 
 
 def test_a_big_index_builds_saves_and_reuses_its_approximate_index(tmp_path, write_kb, monkeypatch, caplog):

@@ -26,7 +26,7 @@ from core.knowledge import SCOPES, KnowledgeBase
 from core.retrieval import Searcher
 from core.settings import Settings, from_env
 from core.store import Store, open_store
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, mixed_handbook
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
 
@@ -169,32 +169,16 @@ def test_a_run_that_died_mid_document_leaves_batches_the_next_run_reuses_and_nev
 
 def _folder(write_kb) -> Path:
     """Eight documents, public and internal, several fragments each: enough for the per-document cap to bite."""
-    words = [
-        "oak",
-        "walnut",
-        "beech",
-        "worktop",
-        "front",
-        "hinge",
-        "drawer",
-        "delivery",
-        "carry",
-        "floor",
-        "price",
-        "weight",
-        "warranty",
-        "glue",
-    ]
-    rng = np.random.default_rng(7)
-    files = {}
-    for number in range(8):
-        audience = "public" if number % 2 == 0 else "internal"
-        sections = []
-        for section in range(6):
-            text = " ".join(rng.choice(words, size=12)) + f" item{number}x{section}."
-            sections.append(f"## Part {section}\n\n{text.capitalize()}\n")
-        files[f"doc{number}.md"] = f"---\ntitle: Doc {number}\naudience: {audience}\n---\n" + "\n".join(sections)
-    return write_kb(files)
+    return write_kb(mixed_handbook(documents=8, sections=6, words=12, seed=7))
+
+
+def _side_by_side(
+    tmp_path: Path, kb: Path, database_url: str, embedder: FakeEmbedder
+) -> tuple[KnowledgeBase, KnowledgeBase]:
+    """Knowledge bases on the same folder: one on SQLite (ranks in memory), one on PostgreSQL (ranks in SQL)."""
+    lite = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "lite"), embedder)
+    pg = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url), embedder)
+    return lite, pg
 
 
 class Jittered(FakeEmbedder):
@@ -239,10 +223,7 @@ def test_answers_are_ranked_in_the_database_with_the_same_hits_as_sqlite(tmp_pat
     # The same document under another name: its fragments tie with doc2's, and both searches rank copy.md first.
     (kb / "copy.md").write_text((kb / "doc2.md").read_text(), encoding="utf-8")
     fake_embedder = Jittered()
-    lite = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "lite"), fake_embedder)
-    pg = KnowledgeBase(
-        Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url), fake_embedder
-    )
+    lite, pg = _side_by_side(tmp_path, kb, database_url, fake_embedder)
     try:
         lite.sync()
         pg.sync()
@@ -297,10 +278,7 @@ def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, 
     # One public document whose text shares little with the question.
     files["public.md"] = "---\ntitle: Leaflet\naudience: public\n---\n## Care\n\nOil the wood once a year.\n"
     kb = write_kb(files)
-    lite = KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "lite"), fake_embedder)
-    pg = KnowledgeBase(
-        Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url), fake_embedder
-    )
+    lite, pg = _side_by_side(tmp_path, kb, database_url, fake_embedder)
     try:
         lite.sync()
         pg.sync()
