@@ -96,6 +96,15 @@ class Hit:
     score: float
 
 
+def find_rows(ordered: np.ndarray, order: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of `values` is in an array whose sorted copy is `ordered` (`order` its argsort), and whether
+    it is there at all (the row given for a value that isn't means nothing)."""
+    if len(ordered) == 0:
+        return np.zeros(len(values), dtype=np.int64), np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return order[at], ordered[at] == values
+
+
 # What a store reads for the rows asked: each row's fragment, or None when it is no longer what the row
 # was loaded as (deleted, swapped out by a re-index, narrowed to another audience since the load).
 FragmentReader = Callable[[Sequence[int]], list["Fragment | None"]]
@@ -232,9 +241,8 @@ class Corpus:
         if len(wanted) == 0 or len(self.ids) == 0:
             return {}
         order = np.argsort(self.ids, kind="stable")
-        at = np.minimum(np.searchsorted(self.ids[order], wanted), len(order) - 1)
-        present = self.ids[order[at]] == wanted
-        rows = [int(r) for r in order[at[present]]]
+        found, present = find_rows(self.ids[order], order, wanted)
+        rows = [int(r) for r in found[present]]
         return {
             int(self.ids[row]): fragment
             for row, fragment in zip(rows, self.fragments_at(rows), strict=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from core.answers import Answer, Turn
 from core.errors import IndexCorrupt, IndexFileError, RunLogError
-from core.retrieval import Corpus, Fragment, StoredFragments
+from core.retrieval import Corpus, Fragment, StoredFragments, find_rows
 from core.review import dated
 from core.store import (
     INDEX_FILE,
@@ -571,13 +571,9 @@ class SQLiteIndex:
         # by document and then id: a document's fragments are stored in position order, so ids follow positions.
         pairs = db.execute("SELECT id, document_id FROM fragments WHERE staged = 0 ORDER BY document_id, id")
         plan = np.fromiter(itertools.chain.from_iterable(pairs), dtype=np.int64).reshape(-1, 2)
-        if len(docs):
-            at = np.minimum(np.searchsorted(doc_ids[by_doc], plan[:, 1]), len(docs) - 1)
-            searched = doc_ids[by_doc[at]] == plan[:, 1]
-            rank = by_doc[at][searched]  # each row's document's place in the order above
-            ids = plan[searched, 0]
-        else:
-            rank, ids = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        place, searched = find_rows(doc_ids[by_doc], by_doc, plan[:, 1])
+        rank = place[searched]  # each row's document's place in the order above
+        ids = plan[searched, 0]
         del plan
         order = np.argsort(rank, kind="stable")
         ids, rank = ids[order], rank[order]
@@ -607,13 +603,12 @@ class SQLiteIndex:
         rows = db.execute("SELECT id, vector FROM fragments NOT INDEXED WHERE staged = 0")
         while chunk := rows.fetchmany(4096):
             chunk_ids = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
-            at = np.minimum(np.searchsorted(sorted_ids, chunk_ids), len(sorted_ids) - 1)
-            wanted = sorted_ids[at] == chunk_ids  # rows of documents not searched (failed, removed) are skipped
+            at, wanted = find_rows(sorted_ids, by_id, chunk_ids)  # rows of documents not searched are skipped
             blobs = [r[1] for r, w in zip(chunk, wanted, strict=True) if w]
             if any(len(b) != bytes_per_row for b in blobs):
                 raise IndexCorrupt(f"The index file {self.path} holds vectors of the wrong size.")
             if blobs:
-                matrix[by_id[at[wanted]]] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+                matrix[at[wanted]] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
                 filled += len(blobs)
         if filled != len(ids):
             raise IndexCorrupt(f"The index file {self.path} lost fragments while it was read.")
