@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -196,6 +197,7 @@ def sync(
                 progress(number, len(files), rel)
             previous = known.get(rel)
             try:
+                refuse_outside(folder, file)
                 data = _read(file, max_document_bytes)
             except DocumentError as exc:
                 if previous and previous.state == "failed" and previous.error == str(exc):
@@ -220,6 +222,10 @@ def sync(
                 doc = parse_document(rel, data, defaults, sidecar, meta_sha)
             except DocumentError as exc:
                 _fail(index, report, rel, data, str(exc))
+                continue
+            except Exception as exc:  # a reader's bug or a hostile file (recursion, memory) fails only this one
+                log.warning("reading %s raised %s", rel, type(exc).__name__, exc_info=True)
+                _fail(index, report, rel, data, f"it can't be read ({type(exc).__name__}: {str(exc)[:200]})")
                 continue
             doc = replace(doc, modified=_modified(file))
             del data  # a big document is held once, as fragments, from here on
@@ -270,6 +276,26 @@ def _size(file: Path) -> int:
         return file.stat().st_size
     except OSError:
         return 0
+
+
+# Files that hold secrets, never indexed even inside the knowledge folder (their names, as the link's target has them).
+_SECRET_NAMES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\..*)?|\.netrc|\.pgpass)$")
+
+
+def refuse_outside(folder: Path, file: Path) -> None:
+    """DocumentError for a file that is a link out of the knowledge folder, or a well-known secret file.
+
+    A link to `../.env` would index the bot's own keys, quote them and send them to a model provider.
+    """
+    try:
+        target = file.resolve(strict=True)
+        root = folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
+        raise DocumentError("it is a link that leads nowhere; not read") from exc
+    if not target.is_relative_to(root):
+        raise DocumentError("it is a link to a file outside the knowledge folder; not read")
+    if _SECRET_NAMES.match(target.name.lower()) or _SECRET_NAMES.match(file.name.lower()):
+        raise DocumentError(f"{target.name} looks like a file of secrets (keys, passwords); not read")
 
 
 def _fail(index: IndexStore, report: SyncReport, rel: str, data: bytes, reason: str, size: int | None = None) -> None:

@@ -22,6 +22,7 @@ _BLOCKS = {
 }  # fmt: skip
 _LISTS = {"ul", "ol", "menu"}
 _SPACE = re.compile(r"\s+")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
 def read(data: bytes) -> Parsed:
@@ -36,6 +37,11 @@ def read(data: bytes) -> Parsed:
     for element in soup.find_all(True, {"role": ["navigation", "banner", "contentinfo"]}):
         element.decompose()
     for element in soup.find_all(True, {"hidden": True}):
+        element.decompose()
+    # Hidden as the README says: display:none / visibility:hidden inline, and aria-hidden="true".
+    for element in soup.find_all(lambda tag: _HIDDEN_STYLE.search(str(tag.get("style", ""))) is not None):
+        element.decompose()
+    for element in soup.find_all(True, {"aria-hidden": "true"}):
         element.decompose()
     title_tag = soup.find("title")
     title = _fold(title_tag.get_text()) if title_tag else ""
@@ -60,8 +66,20 @@ def read(data: bytes) -> Parsed:
             sections.append(Section(tuple(name for _, name in stack), "\n\n".join(blocks)))
             blocks.clear()
 
-    def walk(node: Any) -> None:
-        for child in node.children:
+    def walk(root: Any) -> None:
+        # An explicit stack, not recursion: html.parser nests every unclosed <p>, so an ordinary page of
+        # 1,200 paragraphs is 1,200 levels deep. A callable on the stack ends the block it was pushed for.
+        pending: list[Any] = [iter(root.children)]
+        while pending:
+            top = pending[-1]
+            if callable(top):
+                pending.pop()
+                top()
+                continue
+            child = next(top, None)
+            if child is None:
+                pending.pop()
+                continue
             if isinstance(child, PreformattedString):
                 continue  # comments, the doctype, CDATA, processing instructions
             if isinstance(child, NavigableString):
@@ -99,10 +117,10 @@ def read(data: bytes) -> Parsed:
                 inline.append("\n")
             elif name in _BLOCKS or name == "li":
                 end_block()
-                walk(child)
-                end_block()
+                pending.append(end_block)
+                pending.append(iter(child.children))
             else:
-                walk(child)
+                pending.append(iter(child.children))
 
     walk(soup)
     flush()

@@ -387,3 +387,21 @@ def test_a_bookmark_not_shown_on_its_page_starts_its_section_at_the_page_top():
         ((), 1, "Cover text of the terms."),
         (("Payment terms",), 2, "3. Payment\n\nInvoices are payable within 14 days."),
     ]
+
+
+def test_an_ordinary_page_of_many_unclosed_paragraphs_is_read_without_recursion():
+    # html.parser nests every <p> left open: 1,200 of them were 1,200 levels of recursion and a RecursionError.
+    page = "<h1>Manual</h1>" + "<p>Step." * 1200
+    d = parse_document("manual.html", page.encode())
+    assert d.title == "Manual"
+    assert " ".join(s.text for s in d.sections).count("Step.") == 1200
+
+
+def test_hidden_html_text_is_dropped_as_documented():
+    page = (
+        "<title>T</title><p>Shown text here.</p><p style='display: none'>Secret A</p>"
+        "<div style='visibility:hidden'>Secret B</div><span aria-hidden='true'>Secret C</span>"
+    )
+    text = " ".join(s.text for s in parse_document("p.html", page.encode()).sections)
+    assert "Shown text here." in text
+    assert not any(secret in text for secret in ("Secret A", "Secret B", "Secret C"))

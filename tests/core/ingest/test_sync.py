@@ -233,3 +233,52 @@ def test_a_document_made_internal_is_never_public_again_even_if_its_re_index_fai
         sync(kb, index, Exploding())
     by_document = {f.document: f.audience for f in index.load().fragments}
     assert by_document == {"prices.md": "internal", "warranty.md": "public"}, "the old version, for staff only"
+
+
+def test_a_reader_that_crashes_fails_only_its_own_document(tmp_path, write_kb, fake_embedder, monkeypatch):
+    from core.ingest.readers import READERS
+
+    def crash(data: bytes):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(READERS, ".html", crash)
+    kb = write_kb({"prices.md": PRICES, "manual.html": "<h1>M</h1><p>Step.", "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    report = sync(kb, index, fake_embedder)
+    assert report.added == 2 and set(report.failed) == {"manual.html"}
+    assert "RecursionError" in report.failed["manual.html"]
+    assert index.failures().keys() == {"manual.html"}
+
+
+def test_a_link_out_of_the_knowledge_folder_is_not_read(tmp_path, write_kb, fake_embedder):
+    secrets = tmp_path / "outside.txt"
+    secrets.write_text("SLACK_BOT_TOKEN=xoxb-never-index-this\n")
+    kb = write_kb({"prices.md": PRICES})
+    (kb / "notes.txt").symlink_to(secrets)
+    (kb / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    index = open_index(tmp_path)
+    report = sync(kb, index, fake_embedder)
+    assert report.added == 1
+    assert "outside the knowledge folder" in report.failed["notes.txt"]
+    assert report.fragments == 1  # the price list's alone: nothing of the linked file was stored
+
+
+def test_a_well_known_secret_file_is_refused_even_inside_the_folder(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "keys/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n"})
+    (kb / "deploy-key.txt").symlink_to(kb / "keys" / "id_rsa")
+    report = sync(kb, open_index(tmp_path), fake_embedder)
+    assert report.added == 1
+    assert "secrets" in report.failed["deploy-key.txt"]
+
+
+def test_a_previously_indexed_file_that_becomes_a_link_outside_is_dropped(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "notes.md": WARRANTY})
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(WARRANTY.replace("five", "seven"))
+    (kb / "notes.md").unlink()
+    (kb / "notes.md").symlink_to(outside)
+    report = sync(kb, index, fake_embedder)
+    assert "outside the knowledge folder" in report.failed["notes.md"]
+    assert index.failures().keys() == {"notes.md"}
