@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from typing import Any
 
 from core.errors import DocumentError
@@ -17,6 +18,7 @@ from core.ingest.documents import Parsed, Section
 from core.ingest.readers.tables import rows_as_lines
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+_CHUNK = 1 << 20
 _MAX_UNCOMPRESSED = 200 << 20  # a .docx is a zip: refuse a zip bomb before python-docx inflates it
 
 
@@ -89,13 +91,19 @@ def read(data: bytes) -> Parsed:
 
 
 def _check_zip(data: bytes) -> None:
+    """Inflate every member once, counting the bytes it really gives, whatever the zip's directory declares:
+    a 3.6 MB file whose directory lies must fail here, not after the Word reader has taken gigabytes."""
+    total = 0
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            total = sum(info.file_size for info in archive.infolist())
-    except zipfile.BadZipFile as exc:
-        raise DocumentError("not a Word (.docx) file (it is not a zip archive)") from exc
-    if total > _MAX_UNCOMPRESSED:
-        raise DocumentError(f"unpacks to {total >> 20} MiB, over the {_MAX_UNCOMPRESSED >> 20} MiB limit")
+            for info in archive.infolist():
+                with archive.open(info) as member:
+                    while chunk := member.read(_CHUNK):
+                        total += len(chunk)
+                        if total > _MAX_UNCOMPRESSED:
+                            raise DocumentError(f"unpacks to over the {_MAX_UNCOMPRESSED >> 20} MiB limit")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError) as exc:
+        raise DocumentError(f"not a Word (.docx) file that can be read (its zip archive is damaged: {exc})") from exc
 
 
 def _heading_level(style: Any) -> int | None:

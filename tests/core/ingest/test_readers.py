@@ -405,3 +405,31 @@ def test_hidden_html_text_is_dropped_as_documented():
     text = " ".join(s.text for s in parse_document("p.html", page.encode()).sections)
     assert "Shown text here." in text
     assert not any(secret in text for secret in ("Secret A", "Secret B", "Secret C"))
+
+
+def _zip_with(member: bytes, declared: int | None = None) -> bytes:
+    import struct
+    import zipfile as zf
+
+    buf = io.BytesIO()
+    with zf.ZipFile(buf, "w", zf.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", member)
+    data = bytearray(buf.getvalue())
+    if declared is not None:  # the directory and the local header lie about the size
+        central = data.rfind(b"PK\x01\x02")
+        data[central + 24 : central + 28] = struct.pack("<I", declared)
+        local = data.find(b"PK\x03\x04", data.find(b"word/document.xml") - 40)
+        data[local + 22 : local + 26] = struct.pack("<I", declared)
+    return bytes(data)
+
+
+def test_a_docx_that_inflates_past_the_limit_fails_by_the_bytes_it_really_gives(monkeypatch):
+    from core.ingest.readers import docx as docx_reader
+
+    monkeypatch.setattr(docx_reader, "_MAX_UNCOMPRESSED", 1 << 20)
+    with pytest.raises(DocumentError, match="over the 1 MiB limit"):
+        parse_document("bomb.docx", _zip_with(b"A" * (5 << 20)))
+    # A directory that declares 100 bytes for 5 MiB is refused too, never inflated in full.
+    with pytest.raises(DocumentError, match=r"damaged|limit"):
+        parse_document("liar.docx", _zip_with(b"A" * (5 << 20), declared=100))
