@@ -75,7 +75,7 @@ class _Bar:
     def _draw(self, done: int, total: int, name: str, detail: str = "") -> None:
         filled = self.WIDTH * done // max(total, 1)
         self.stream.write(
-            f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} {name[:40]:<40} {detail:<44}"
+            f"\r[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} {printable(name)[:40]:<40} {detail:<44}"
         )
         self.stream.flush()
 
@@ -120,7 +120,7 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
     if report.search:
         print(report.search, file=out)
     for path, reason in sorted(report.failed.items()):
-        print(f"  failed: {path}: {reason}", file=out)
+        print(f"  failed: {printable(path)}: {printable(reason)}", file=out)
 
 
 def open_knowledge(settings: Settings, out: TextIO, report: str = "changes") -> KnowledgeBase:
@@ -165,7 +165,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     kb.close()
     if result.failed:
         failed = sorted(result.failed)
-        print(f"verbatim: {len(failed)} document(s) could not be indexed: {', '.join(failed)}", file=sys.stderr)
+        names = ", ".join(printable(name) for name in failed)
+        print(f"verbatim: {len(failed)} document(s) could not be indexed: {names}", file=sys.stderr)
         return 1
     return 0
 

@@ -25,6 +25,26 @@ __all__ = ["TelegramSettings", "build_application", "serve", "telegram_settings"
 
 log = logging.getLogger(__name__)
 
+
+class _NoBodies(logging.Filter):
+    """python-telegram-bot logs a whole update (the user's message and ids) when one can't be parsed, at
+    CRITICAL, and every webhook body at DEBUG: the record keeps its words, not the data."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        if "Received data was" in message or "received data" in message.lower():
+            record.msg = message.split(":", 1)[0] + " (the update's content is not logged)"
+            record.args = ()
+        return True
+
+
+def quiet_library_logs() -> None:
+    """Keep message bodies out of the library's own log records (idempotent)."""
+    updater = logging.getLogger("telegram.ext.Updater")
+    if not any(isinstance(f, _NoBodies) for f in updater.filters):
+        updater.addFilter(_NoBodies())
+
+
 COMMANDS = [
     BotCommand("ask", "Ask a question about our documents"),
     BotCommand("help", "How to ask, and what the answers show"),
@@ -54,6 +74,7 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
         await application.bot.set_my_commands(COMMANDS)  # everyone's list: /verbatim is not in it
         await admin.publish(application.bot, COMMANDS)
 
+    quiet_library_logs()
     application = builder.post_init(post_init).build()
     handlers = Handlers(pipeline, settings)
     if not handlers.voice.topics:

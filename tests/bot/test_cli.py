@@ -131,3 +131,13 @@ def test_chat_survives_an_overlong_message(kb_args, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("oak " * 5000 + "\n"))
     code, out, _ = run(["chat", *kb_args], capsys)
     assert code == 0 and "limit is 2,000" in out
+
+
+def test_file_names_reach_the_terminal_escaped(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "ok.md").write_text("# Ok\n\nA sentence that indexes well.\n")
+    (kb / "evil\x1b[2Jname\n.md").write_bytes(b"\xff\xfe not utf-8")
+    code, out, err = run(["index", "--knowledge", str(kb), "--data", str(tmp_path / "d")], capsys)
+    assert code == 1
+    assert "\x1b" not in out + err and "evil\\x1b[2Jname\\n.md" in out

@@ -344,3 +344,21 @@ def test_a_reply_after_a_restart_continues_the_conversation(bot_api, settings, l
             second_pipeline.close()
 
     assert "53 kg" in run(scenario())["text"]
+
+
+def test_the_library_never_logs_an_update_s_body(caplog):
+    from telegram.ext._utils.webhookhandler import _LOGGER
+
+    from bot.telegram import quiet_library_logs
+
+    quiet_library_logs()
+    body = {"update_id": 7, "message": {"text": "my salary is 4,100 EUR", "from": {"id": 123456789}}}
+    with caplog.at_level(logging.DEBUG):
+        _LOGGER.critical(
+            "Something went wrong processing the data received from Telegram. "
+            "Received data was *not* processed! Received data was: %r",
+            body,
+        )
+        _LOGGER.debug("Webhook received data: %s", json.dumps(body))
+    assert "4,100" not in caplog.text and "123456789" not in caplog.text
+    assert "not logged" in caplog.text
