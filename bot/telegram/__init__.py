@@ -19,6 +19,7 @@ from telegram.ext import (
 from bot.telegram.admin import Admin
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.handlers import Handlers
+from bot.telegram.webhook import serve_webhook
 from core import ConfigError, Pipeline, VerbatimError
 
 __all__ = ["TelegramSettings", "build_application", "serve", "telegram_settings"]
@@ -101,7 +102,7 @@ def serve(settings: TelegramSettings, pipeline: Pipeline) -> None:
     application = build_application(settings, pipeline)
     try:
         asyncio.run(_check(application))  # one clear sentence instead of the library's retry log
-        _run(application, settings)
+        _run(application, settings, pipeline)
     except InvalidToken as exc:
         raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN: check it with @BotFather.") from exc
     except NetworkError as exc:
@@ -114,16 +115,21 @@ async def _check(application: Application) -> None:
     log.info("Telegram: signed in as @%s", me.username)
 
 
-def _run(application: Application, settings: TelegramSettings) -> None:
+def _run(application: Application, settings: TelegramSettings, pipeline: Pipeline) -> None:
     if settings.webhook_url:
         log.info("Telegram webhook mode: listening on port %d", settings.port)
-        application.run_webhook(
-            listen="0.0.0.0",
-            port=settings.port,
-            url_path=settings.webhook_path,
-            webhook_url=settings.webhook_url,
-            secret_token=settings.webhook_secret,
-            allowed_updates=Update.ALL_TYPES,
+        # The bot's own server, not run_webhook's: the secret is checked before the body is read, bodies are
+        # capped at 1 MB, and a redelivered update_id is answered once (bot/telegram/webhook.py).
+        asyncio.run(
+            serve_webhook(
+                application,
+                settings.webhook_url,
+                "0.0.0.0",
+                settings.port,
+                settings.webhook_path,
+                settings.webhook_secret,
+                pipeline,
+            )
         )
     else:
         log.info("Telegram long polling: started")

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from bot import presenter
-from bot.telegram import build_application
+from bot.telegram import build_application, webhook
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.render import LIMIT, messages
 from core import KnowledgeBase, Pipeline
@@ -212,40 +212,64 @@ def test_fifty_users_in_one_batch_are_all_answered_once(make_application, bot_ap
     assert chats == list(range(100, 150))
 
 
-def test_webhook_accepts_the_right_secret_and_rejects_a_wrong_one(make_application, bot_api, unused_port):
+def test_webhook_accepts_the_right_secret_and_rejects_a_wrong_one(make_application, pipeline, bot_api, unused_port):
     async def scenario():
         application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
         await start(application)
-        await application.updater.start_webhook(
-            listen="127.0.0.1",
-            port=unused_port,
-            url_path="hook",
-            webhook_url=f"http://127.0.0.1:{unused_port}/hook",
-            secret_token="s3cret",
-        )
+        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
         try:
-            url = f"http://127.0.0.1:{unused_port}/hook"
             body = json.dumps(private_message("how much is a walnut worktop?"))
-            async with httpx.AsyncClient(timeout=WAIT) as client:
-                wrong = await client.post(
-                    url,
-                    content=body,
-                    headers={"content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": "nope"},
-                )
-                right = await client.post(
-                    url,
-                    content=body,
-                    headers={"content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": "s3cret"},
-                )
+            wrong = await post_update(unused_port, body, "nope")
+            right = await post_update(unused_port, body, "s3cret")
             sent = await bot_api.wait_for("sendMessage")
             return wrong.status_code, right.status_code, sent
         finally:
+            server.stop()
             await stop(application)
 
     wrong, right, sent = run(scenario())
     assert wrong == 403 and right == 200
     assert len(sent) == 1 and "520 EUR" in sent[0].body["text"]
-    assert bot_api.calls("setWebhook")[0].body["secret_token"] == "s3cret"
+
+
+async def post_update(port: int, body: str | bytes, secret: str | None, **headers: str) -> httpx.Response:
+    sent = {"content-type": "application/json", **headers}
+    if secret is not None:
+        sent[webhook.SECRET_HEADER] = secret
+    async with httpx.AsyncClient(timeout=WAIT) as client:
+        return await client.post(f"http://127.0.0.1:{port}/hook", content=body, headers=sent)
+
+
+def test_webhook_refuses_big_and_ill_shaped_bodies_and_answers_a_redelivered_update_once(
+    make_application, pipeline, bot_api, unused_port, caplog
+):
+    async def scenario():
+        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
+        await start(application)
+        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
+        try:
+            big = b'{"update_id": 1, "pad": "' + b"x" * (2 * webhook.MAX_BODY_BYTES) + b'"}'
+            statuses = {
+                "too big": (await post_update(unused_port, big, "s3cret")).status_code,
+                "no secret": (await post_update(unused_port, big, None)).status_code,
+                "not json": (await post_update(unused_port, "my salary is 4,100 EUR", "s3cret")).status_code,
+                "a list": (await post_update(unused_port, "[1, 2]", "s3cret")).status_code,
+            }
+            update = json.dumps(private_message("how much is a walnut worktop?"))
+            statuses["first"] = (await post_update(unused_port, update, "s3cret")).status_code
+            statuses["again"] = (await post_update(unused_port, update, "s3cret")).status_code
+            await bot_api.wait_for("sendMessage")
+            await asyncio.sleep(0.5)  # a second answer, if one were coming
+            return statuses, bot_api.calls("sendMessage")
+        finally:
+            server.stop()
+            await stop(application)
+
+    with caplog.at_level(logging.DEBUG):
+        statuses, sent = run(scenario())
+    assert statuses == {"too big": 413, "no secret": 403, "not json": 400, "a list": 400, "first": 200, "again": 200}
+    assert len(sent) == 1
+    assert "4,100" not in caplog.text
 
 
 @pytest.fixture
@@ -362,3 +386,29 @@ def test_the_library_never_logs_an_update_s_body(caplog):
         _LOGGER.debug("Webhook received data: %s", json.dumps(body))
     assert "4,100" not in caplog.text and "123456789" not in caplog.text
     assert "not logged" in caplog.text
+
+
+def test_webhook_mode_registers_its_secret_answers_and_drains_on_stop(make_application, pipeline, bot_api, unused_port):
+    async def scenario():
+        url = f"http://127.0.0.1:{unused_port}/hook"
+        application = make_application(webhook_url=url, webhook_secret="s3cret")
+        stopping = asyncio.Event()
+        serving = asyncio.create_task(
+            webhook.serve_webhook(application, url, "127.0.0.1", unused_port, "hook", "s3cret", pipeline, stopping)
+        )
+        await bot_api.wait_for("setWebhook")
+        for _ in range(100):  # until it listens
+            try:
+                response = await post_update(
+                    unused_port, json.dumps(private_message("how much is a walnut worktop?")), "s3cret"
+                )
+                break
+            except httpx.ConnectError:
+                await asyncio.sleep(0.05)
+        stopping.set()  # at once: the update taken must still be answered before it returns
+        await serving
+        return response.status_code, bot_api.calls("sendMessage")
+
+    status, sent = run(scenario())
+    assert status == 200 and len(sent) == 1 and "520 EUR" in sent[0].body["text"]
+    assert bot_api.calls("setWebhook")[0].body["secret_token"] == "s3cret"
