@@ -19,6 +19,7 @@ from core import (
     Attention,
     FragmentProgress,
     KnowledgeBase,
+    KnowledgeError,
     Outcome,
     Pipeline,
     Settings,
@@ -141,6 +142,14 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
     bar = _progress_bar(sys.stderr)
     try:
         result = kb.sync(bar)
+    except KnowledgeError as exc:
+        # The folder can't be listed (unmounted, permissions): `index` says so and fails, but questions are
+        # answered from the intact index, which is left as it was.
+        if report == "always" or not (fragments := kb.from_index()):
+            kb.close()
+            raise
+        print(f"verbatim: warning: {exc} Answering from the {fragments} fragments indexed before.", file=sys.stderr)
+        result = SyncReport()
     finally:
         ingest.setLevel(level)
         if bar is not None:

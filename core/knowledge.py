@@ -110,6 +110,13 @@ class KnowledgeBase:
             self._reload_if_needed()
             return SyncReport()
 
+    def from_index(self) -> int:
+        """Load what is indexed without reading the folder (one that can't be listed); the fragment count."""
+        with self._lock:
+            self._synced_once = True
+            self._reload_if_needed()
+        return self.store.index.stats()[0]
+
     def _sync(self, progress: Progress | None) -> SyncReport:
         with self._lock:
             # A data folder deleted, or an index file overwritten, under a running bot: start it anew,

@@ -141,3 +141,18 @@ def test_file_names_reach_the_terminal_escaped(tmp_path, capsys):
     code, out, err = run(["index", "--knowledge", str(kb), "--data", str(tmp_path / "d")], capsys)
     assert code == 1
     assert "\x1b" not in out + err and "evil\\x1b[2Jname\\n.md" in out
+
+
+def test_a_knowledge_folder_that_is_gone_leaves_questions_answered_from_the_intact_index(tmp_path, capsys):
+    import shutil
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB, kb)
+    data = str(tmp_path / "d")
+    assert run(["index", "--knowledge", str(kb), "--data", data], capsys)[0] == 0
+    kb.rename(tmp_path / "unmounted")
+    code, out, err = run(["search", "walnut worktop price", "--knowledge", str(kb), "--data", data], capsys)
+    assert code == 0 and "Price list" in out
+    assert "does not exist" in err and "indexed before" in err
+    # `index` itself still fails: it can't bring the index in line with a folder it can't read.
+    assert run(["index", "--knowledge", str(kb), "--data", data], capsys)[0] == 2
