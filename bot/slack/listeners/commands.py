@@ -30,6 +30,9 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
     if not text:
         return
     channel, user = command["channel_id"], command["user_id"]
+    if _replayed(command, deps):
+        log.info("skipping a replayed /ask (trigger_id seen before)")
+        return
     try:
         answer = deps.pipeline.ask(clean_question(text), deps.scope_for(channel), SURFACE)
         actions = [render.share_actions(answer.id)] if presenter.present(answer).feedback else []
@@ -43,6 +46,17 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
     except Exception:
         log.exception("answering /ask failed")
         client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.APOLOGY}")
+
+
+def _replayed(command: dict[str, Any], deps: Deps) -> bool:
+    """A signed /ask sent again within the signature's 5-minute window carries the same trigger_id."""
+    trigger = command.get("trigger_id")
+    if not trigger:
+        return False
+    try:
+        return not deps.pipeline.store.state.first_time(f"slack-command:{trigger}", ttl=900.0)
+    except StoreUnavailable:
+        return False  # answering a replay twice costs less than not answering the asker at all
 
 
 def register(app: App, deps: Deps) -> None:

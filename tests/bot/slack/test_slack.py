@@ -1,5 +1,6 @@
 import json
 import threading
+import time
 
 import httpx
 
@@ -301,3 +302,21 @@ def test_an_answer_is_not_posted_to_a_channel_that_became_public_since(make_app,
     refusal = fake_slack.wait_for("chat.postEphemeral", 2)[1].body
     assert refusal["text"] == presenter.SHARE_REFUSED
     assert fake_slack.calls("chat.postMessage") == []
+
+
+def test_a_replayed_ask_command_is_answered_once(make_app, fake_slack):
+    app = make_app()
+    body = form(
+        command="/ask",
+        text="how much is a walnut worktop?",
+        channel_id="C1",
+        user_id="U1",
+        team_id="T1",
+        response_url="http://127.0.0.1:9/unused",
+        trigger_id="13345224609.738474920.8088930838d88f008e0",
+    )
+    assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200
+    fake_slack.wait_for("chat.postEphemeral")
+    assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200  # the same signed request again
+    time.sleep(1.0)  # a second answer, if one were coming
+    assert len(fake_slack.calls("chat.postEphemeral")) == 1
