@@ -17,7 +17,7 @@ from slack_bolt.middleware import Middleware
 from slack_bolt.request import BoltRequest
 
 from bot.slack.listeners import actions, admin, commands, messages
-from bot.slack.listeners.common import Deps
+from bot.slack.listeners.common import EVENT_LEASE_SECONDS, Deps, answered_key
 from bot.slack.listeners.messages import question_text, tell_unavailable
 from core import StoreUnavailable
 
@@ -37,9 +37,15 @@ class _Inject(Middleware):
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if not event_id:
             return next()
+        state = self.deps.pipeline.store.state
         try:
             # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.
-            first = self.deps.pipeline.store.state.first_time(f"slack-event:{event_id}")
+            # An event is answered once: it is skipped when answered, and while another process holds its
+            # lease; a process that died holding it lets it go when the lease runs out, and a later
+            # delivery is answered instead of lost.
+            first = state.linked(answered_key(event_id)) is None and state.first_time(
+                f"slack-event:{event_id}", ttl=EVENT_LEASE_SECONDS
+            )
         except StoreUnavailable as exc:
             # Not acknowledged, so Slack delivers it again (after about 1 and 5 minutes), to this replica or
             # another; the first delivery after the database is back is answered, once. The asker hears of
@@ -51,6 +57,7 @@ class _Inject(Middleware):
         if not first:
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")
+        req.context["event_id"] = event_id
         return next()
 
 

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from bot import presenter
 from bot.slack import render
 from bot.slack.config import SlackSettings
-from core import SCOPES, Pipeline
+from core import SCOPES, Pipeline, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -51,3 +51,24 @@ def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> Non
         (client.reactions_add if add else client.reactions_remove)(channel=channel, timestamp=ts, name=name)
     except SlackApiError as exc:  # a missing reaction scope must not cost the user the answer
         log.warning("could not %s the %s reaction: %s", "add" if add else "remove", name, exc.response.get("error"))
+
+
+# How long a process that took an event holds it: Slack delivers an event it thinks lost again after about
+# 1 and 5 minutes, so the delivery after a crash finds the lease run out and is answered.
+EVENT_LEASE_SECONDS = 45.0
+
+
+def answered_key(event_id: str) -> str:
+    """The store's mark that an event was answered (kept 30 days, like reply links)."""
+    return f"slack-answered:{event_id}"
+
+
+def mark_answered(deps: Deps, context: dict[str, Any]) -> None:
+    """Record that the event being handled was answered, so no later delivery is answered again."""
+    event_id = context.get("event_id")
+    if not event_id:
+        return
+    try:
+        deps.pipeline.store.state.link(answered_key(event_id), "answered")
+    except StoreUnavailable as exc:
+        log.warning("could not mark event %s answered: %s", event_id, exc)

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import presenter
 from bot.slack import render
-from bot.slack.listeners.common import SURFACE, Deps, react, reply
+from bot.slack.listeners.common import SURFACE, Deps, mark_answered, react, reply
 from core import StoreUnavailable, VerbatimError, clean_question
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,10 @@ def on_mention(client: WebClient, event: dict[str, Any], context: dict[str, Any]
         return
     thread_ts = event.get("thread_ts") or event["ts"]
     conversation = f"slack:{context.get('team_id')}:{event['channel']}:{thread_ts}"
-    answer_in_thread(deps, client, event, thread_ts, conversation)
+    try:
+        answer_in_thread(deps, client, event, thread_ts, conversation)
+    finally:
+        mark_answered(deps, context)
 
 
 def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[str, Any], deps: Deps) -> None:
@@ -102,7 +105,10 @@ def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[st
         return
     thread_ts = event.get("thread_ts")
     conversation = f"slack:{context.get('team_id')}:{event['channel']}" + (f":{thread_ts}" if thread_ts else "")
-    answer_in_thread(deps, client, event, thread_ts, conversation)
+    try:
+        answer_in_thread(deps, client, event, thread_ts, conversation)
+    finally:
+        mark_answered(deps, context)
 
 
 def register(app: App, deps: Deps) -> None:

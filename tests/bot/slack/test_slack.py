@@ -116,6 +116,27 @@ def test_a_redelivered_event_is_answered_once(make_app, fake_slack):
     assert len(fake_slack.calls("chat.postMessage")) == 1
 
 
+def test_an_event_whose_taker_died_is_answered_when_slack_delivers_it_again(
+    make_app, fake_slack, pipeline, monkeypatch
+):
+    import bot.slack.listeners as listeners
+
+    monkeypatch.setattr(listeners, "EVENT_LEASE_SECONDS", 0.5)
+    app = make_app()
+    body = event_body(mention("how much is a walnut worktop?"), event_id="EvLOST")
+    assert pipeline.store.state.first_time("slack-event:EvLOST", ttl=0.5)  # a process took it, then died unanswered
+    early = dispatch(app, body, **{"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"})
+    assert early.status == 200
+    time.sleep(0.6)  # the lease runs out; the early delivery, inside it, started no answer
+    assert fake_slack.calls("chat.postMessage") == []
+    dispatch(app, body, **{"x-slack-retry-num": "2", "x-slack-retry-reason": "http_timeout"})
+    assert "520 EUR" in blocks_text(fake_slack.wait_for("chat.postMessage")[0].body["blocks"])
+    time.sleep(0.6)  # the lease has run out again, but the event is answered now: never twice
+    dispatch(app, body, **{"x-slack-retry-num": "3", "x-slack-retry-reason": "http_timeout"})
+    drain(app)
+    assert len(fake_slack.calls("chat.postMessage")) == 1
+
+
 def test_an_empty_mention_gets_a_hint(make_app, fake_slack):
     dispatch(make_app(), event_body(mention("   ")))
     assert "Ask me a question" in fake_slack.wait_for("chat.postMessage")[0].body["text"]
