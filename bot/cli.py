@@ -303,6 +303,11 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         f"false refusals {metrics['false_refusals']}",
         file=out,
     )
+    print(
+        f"first quote correct    {metrics['first_quote_correct']:.1%}   quotes per answer "
+        f"{metrics['quotes_per_answer']:.2f}",
+        file=out,
+    )
     if metrics["calculations"]:
         print(
             f"calculations right     {metrics['calculation_right_rate']:.1%} of {metrics['calculations']} "
@@ -332,13 +337,19 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
     questions = load_questions(Path(args.questions))
     # Wide enough that the recommendation does not sit at a corner of the grid for the demo or the policies set.
     floors = [round(0.10 + 0.05 * i, 2) for i in range(13)]  # 0.10 … 0.70
-    thresholds = [round(0.30 + 0.05 * i, 2) for i in range(14)]  # 0.30 … 0.95
+    if settings.judge:
+        # The judge's threshold is a probability: one default for every knowledge base, swept here to check it.
+        thresholds = [round(0.05 * i, 2) for i in range(1, 20)]  # 0.05 … 0.95
+        axis, variable, column = "judge thresholds", "VERBATIM_JUDGE_THRESHOLD", "judge"
+    else:
+        thresholds = [round(0.30 + 0.05 * i, 2) for i in range(14)]  # 0.30 … 0.95
+        axis, variable, column = "found-thresholds", "VERBATIM_FOUND_THRESHOLD", "found"
     print(
-        f"Sweeping {len(floors)} floors x {len(thresholds)} found-thresholds over {len(questions)} questions "
+        f"Sweeping {len(floors)} floors x {len(thresholds)} {axis} over {len(questions)} questions "
         f"on {settings.knowledge_dir}",
         file=out,
     )
-    print(f"{'floor':>6} {'found':>6} {'answered':>9} {'correct':>8} {'refused':>8} {'ood refused':>12}", file=out)
+    print(f"{'floor':>6} {column:>6} {'answered':>9} {'correct':>8} {'refused':>8} {'ood refused':>12}", file=out)
     rows = list(sweep(questions, settings, floors, thresholds))
     for row in rows:
         print(
@@ -349,7 +360,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
     best = recommend(rows)
     print(file=out)
     print(
-        f"Recommended: VERBATIM_MIN_SIMILARITY={best.floor:.2f} VERBATIM_FOUND_THRESHOLD={best.threshold:.2f} "
+        f"Recommended: VERBATIM_MIN_SIMILARITY={best.floor:.2f} {variable}={best.threshold:.2f} "
         f"(correct {best.correct:.1%}, refused {best.refused:.1%}, out of domain refused "
         f"{best.out_of_domain_refused:.1%})",
         file=out,

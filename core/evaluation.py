@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from core import judge as judge_module
 from core.answers import Answer
 from core.embeddings import Embedder
 from core.errors import VerbatimError
@@ -123,6 +124,8 @@ class Outcome:
     unverified_shown: int
     hit_before_floor: bool = False  # an expected fragment among the top 5 with no floor at all
     calculation_right: bool = False  # for a gold question with a "result": a calculation shown comes to it
+    # Correct, and the first quote alone holds the answer (for a calculation: the calculation is right).
+    first_quote_correct: bool = False
 
     @property
     def verdict(self) -> str:
@@ -163,7 +166,18 @@ def judge(gold: GoldQuestion, answer: Answer) -> Outcome:
         and all(needle.lower() in shown.lower() for needle in gold.quote_contains)
         and (not gold.pages or any(q.page in gold.pages for q in quotes if q.document in gold.documents))
     )
-    return Outcome(gold, answer, hit, correct, unverified, calculation_right=calculated)
+    first = quotes[0] if quotes else None
+    first_correct = correct and (
+        calculated
+        or (
+            first is not None
+            and first.document in gold.documents
+            and all(needle.lower() in first.text.lower() for needle in gold.quote_contains)
+        )
+    )
+    return Outcome(
+        gold, answer, hit, correct, unverified, calculation_right=calculated, first_quote_correct=first_correct
+    )
 
 
 @dataclass
@@ -180,6 +194,7 @@ class Report:
         def rate(items: list[Outcome], test: Callable[[Outcome], bool]) -> float:
             return round(sum(1 for o in items if test(o)) / len(items), 4) if items else 0.0
 
+        quote_counts = [sum(len(s.quotes) for s in o.answer.statements) for o in self.outcomes if o.answer.answered]
         stages: dict[str, list[float]] = {}
         for o in self.outcomes:
             for stage, ms in o.answer.timings_ms.items():
@@ -196,6 +211,9 @@ class Report:
             "hit_at_5_before_floor": rate(answerable, lambda o: o.hit_before_floor),
             "answered_rate": rate(answerable, lambda o: o.answer.answered),
             "correct_rate": rate(answerable, lambda o: o.correct),
+            # So that quoting less is judged fairly: does the first quote alone answer, and how many are shown?
+            "first_quote_correct": rate(answerable, lambda o: o.first_quote_correct),
+            "quotes_per_answer": round(sum(quote_counts) / len(quote_counts), 2) if quote_counts else 0.0,
             "false_refusals": sum(1 for o in answerable if not o.answer.answered),
             "refusal_rate": rate(refusable, lambda o: not o.answer.answered),
             "out_of_domain_refusal_rate": rate(out_of_domain, lambda o: not o.answer.answered),
@@ -287,12 +305,16 @@ def sweep(
     with tempfile.TemporaryDirectory(prefix="verbatim-calibrate-") as tmp:
         kb = KnowledgeBase(replace(settings, data_dir=Path(tmp)))
         kb.sync()
-        answerer = ExtractiveAnswerer(kb.embedder)
+        # With the judge on (the default), the second axis is its threshold; off, the similarity found-threshold.
+        answerer = ExtractiveAnswerer(kb.embedder, judge=judge_module.shared() if settings.judge else None)
         # Lowering the floor only appends lower-scored hits, so one wide retrieval serves every floor.
         wide = [kb.retrieve(q.question, SCOPES[q.audience], floor=-1.0).hits for q in questions]
         for floor in floors:
             for threshold in thresholds:
-                answerer.found_threshold = threshold
+                if settings.judge:
+                    answerer.judge_threshold = threshold
+                else:
+                    answerer.found_threshold = threshold
                 report = Report()
                 for gold, hits in zip(questions, wide, strict=True):
                     kept = [h for h in hits if h.score >= floor]

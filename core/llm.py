@@ -21,7 +21,9 @@ from core.answers import Assumption, Claim, Draft, FigureInput, Proposal, Stated
 from core.calculations import MAX_ASSUMPTIONS, MAX_INPUTS
 from core.errors import AnswererError
 from core.http import HTTPFailure, auth_headers, post_json
+from core.judge import Judge, candidate_text
 from core.retrieval import Hit
+from core.settings import DEFAULT_JUDGE_THRESHOLD
 
 log = logging.getLogger(__name__)
 
@@ -173,8 +175,14 @@ class LLMAnswerer:
         deadline: float = DEFAULT_DEADLINE,
         max_reply_bytes: int = MAX_REPLY_BYTES,
         max_claims: int = MAX_CLAIMS,
+        judge: Judge | None = None,
+        judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        # A second opinion on the model's claims (VERBATIM_LLM_JUDGE=on): a claim whose quote the judge
+        # rates under its threshold is dropped; the model's own found flag still decides the rest.
+        self.judge = judge
+        self.judge_threshold = judge_threshold
         self.model = model
         self.base_delay = base_delay
         self.deadline = deadline
@@ -260,8 +268,27 @@ class LLMAnswerer:
                 problem = str(exc)
                 log.warning("the answering model's reply was malformed: %s", problem)
                 continue
+            if self.judge is not None and draft.found:
+                draft = self._second_opinion(question, hits, draft)
             return Draft(draft.found, draft.claims, model_calls=calls, calculations=draft.calculations)
         raise AnswererError(f"The answering model's reply was malformed three times ({problem}).", calls)
+
+    def _second_opinion(self, question: str, hits: Sequence[Hit], draft: Draft) -> Draft:
+        """The claims whose quote the judge accepts for the question; found = false when none is left."""
+        assert self.judge is not None
+        cited = [c for c in draft.claims if 1 <= c.fragment <= len(hits)]
+        texts = [
+            candidate_text(hits[c.fragment - 1].fragment.title, hits[c.fragment - 1].fragment.section, c.quote)
+            for c in cited
+        ]
+        accepted = {
+            id(c) for c, p in zip(cited, self.judge.score(question, texts), strict=True) if p >= self.judge_threshold
+        }
+        # A claim citing no retrieved fragment is left for the verifier to throw out and count.
+        claims = tuple(c for c in draft.claims if id(c) in accepted or not 1 <= c.fragment <= len(hits))
+        if not any(id(c) in accepted for c in claims):
+            return Draft(False, model_calls=draft.model_calls)
+        return Draft(True, claims, draft.model_calls, draft.calculations)
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         """The follow-up as a standalone question; falls back to the question itself."""

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from core import judge
 from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn
 from core.calculations import backing, check_all, shown_only
 from core.embeddings import Embedder
@@ -47,8 +48,12 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
             settings.llm_api_key or None,
             settings.llm_timeout,
             deadline=settings.llm_deadline,
+            judge=judge.shared() if settings.llm_judge else None,
+            judge_threshold=settings.judge_threshold,
         )
-    return ExtractiveAnswerer(embedder, settings.found_threshold)
+    return ExtractiveAnswerer(
+        embedder, settings.found_threshold, judge.shared() if settings.judge else None, settings.judge_threshold
+    )
 
 
 @dataclass(frozen=True)

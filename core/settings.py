@@ -13,6 +13,9 @@ from core.language import NAMES as LANGUAGE_NAMES
 # Both derived on the demo gold set with `verbatim calibrate` (see README, "Measuring answer quality").
 DEFAULT_MIN_SIMILARITY = 0.40
 DEFAULT_FOUND_THRESHOLD = 0.50
+# The answerability judge's probability below which no candidate answers, so the answer is refused: one default
+# for every knowledge base (core/data/judge/MODEL_CARD.md gives the sweep on the three gold sets).
+DEFAULT_JUDGE_THRESHOLD = 0.25
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,9 @@ class Settings:
     embedding_api_key: str = ""
     min_similarity: float = DEFAULT_MIN_SIMILARITY
     found_threshold: float = DEFAULT_FOUND_THRESHOLD
+    judge: bool = True  # the extractive answerer asks the answerability judge; False: similarity alone, as before
+    judge_threshold: float = DEFAULT_JUDGE_THRESHOLD
+    llm_judge: bool = False  # the judge as a second opinion on the LLM answerer's claims
     answerer: str = "extractive"
     llm_base_url: str = ""
     llm_model: str = ""
@@ -98,6 +104,9 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{name} must be one of {', '.join(options)}, not {value!r}.")
         return value
 
+    judge = choice("VERBATIM_JUDGE", "on", ("on", "off")) == "on"
+    llm_judge = choice("VERBATIM_LLM_JUDGE", "off", ("on", "off")) == "on"
+    answerer = choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm"))
     settings = Settings(
         knowledge_dir=Path(text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
         data_dir=Path(text("VERBATIM_DATA_DIR", "var") or "var"),
@@ -107,7 +116,10 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         embedding_api_key=text("VERBATIM_EMBEDDING_API_KEY"),
         min_similarity=number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
         found_threshold=number("VERBATIM_FOUND_THRESHOLD", DEFAULT_FOUND_THRESHOLD, -1.0, 3.0),
-        answerer=choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm")),
+        judge=judge,
+        judge_threshold=number("VERBATIM_JUDGE_THRESHOLD", DEFAULT_JUDGE_THRESHOLD, 0.0, 1.0),
+        llm_judge=llm_judge,
+        answerer=answerer,
         llm_base_url=text("VERBATIM_LLM_BASE_URL"),
         llm_model=text("VERBATIM_LLM_MODEL"),
         llm_api_key=text("VERBATIM_LLM_API_KEY"),

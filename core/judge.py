@@ -1,0 +1,117 @@
+"""The answerability judge: does this sentence, under its document and section, answer this question?
+
+A MiniLM-L6 cross-encoder fine-tuned for exactly that judgement (`scripts/train_judge.py`, model card
+in `core/data/judge/MODEL_CARD.md`), shipped inside the package as int8 ONNX and run with onnxruntime
+on the CPU: no key, no network. It reads `[CLS] question [SEP] title › section: sentence [SEP]` and
+gives a probability. Unlike a similarity, that probability means the same on every knowledge base,
+so one threshold serves them all.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from core.embeddings import cpu_session
+from core.errors import EmbeddingError
+from core.text import SECTION_SEPARATOR
+
+MODEL_DIR = Path(__file__).parent / "data" / "judge"
+MODEL_FILE = MODEL_DIR / "judge.onnx"
+TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
+MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
+BATCH = 16
+CACHE_PAIRS = 20_000  # ~3 MB
+
+
+def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
+    """What the judge reads for a candidate sentence (as in training): where it stands, then the sentence."""
+    where = SECTION_SEPARATOR.join(p for p in (title, *section) if p)
+    return f"{where}: {sentence}" if where else sentence
+
+
+class Judge:
+    """The shipped judge, loaded on first use; safe to share between threads."""
+
+    def __init__(self, model_path: Path = MODEL_FILE, threads: int = 1) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: object | None = None
+        self._tokenizer: object | None = None
+        self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
+
+    @property
+    def id(self) -> str:
+        digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
+        return f"judge:minilm-l6-int8:{digest[:12]}"
+
+    def _load(self) -> tuple[object, object]:
+        with self._lock:
+            if self._session is None:
+                from tokenizers import Tokenizer
+
+                if not self._model_path.exists():
+                    raise EmbeddingError(f"The answerability judge {self._model_path} is missing.")
+                tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+                tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
+                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                self._tokenizer = tokenizer
+                self._session = cpu_session(self._model_path, self._threads, arena=False)
+            return self._session, self._tokenizer
+
+    def score(self, question: str, candidates: Sequence[str]) -> np.ndarray:
+        """The probability that each candidate answers the question, in the candidates' order.
+
+        Pairs judged before come from a bounded cache: a calibration sweep asks the same pairs for every
+        threshold, and a thread's follow-ups bring the same sentences back."""
+        out = np.empty(len(candidates), dtype=np.float32)
+        missing = []
+        with self._lock:
+            for i, candidate in enumerate(candidates):
+                known = self._cache.get((question, candidate))
+                if known is None:
+                    missing.append(i)
+                else:
+                    out[i] = known
+        if missing:
+            fresh = self._run(question, [candidates[i] for i in missing])
+            with self._lock:
+                for i, probability in zip(missing, fresh, strict=True):
+                    out[i] = probability
+                    self._cache[(question, candidates[i])] = float(probability)
+                while len(self._cache) > CACHE_PAIRS:
+                    self._cache.popitem(last=False)
+        return out
+
+    def _run(self, question: str, candidates: Sequence[str]) -> np.ndarray:
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch([(question, c) for c in candidates])  # type: ignore[attr-defined]
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        logits = np.empty(len(candidates), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            chosen = order[start : start + BATCH]
+            width = max(int(lengths[chosen].max()), 1)
+            feed = {
+                "input_ids": ids[chosen, :width],
+                "attention_mask": mask[chosen, :width],
+                "token_type_ids": types[chosen, :width],
+            }
+            logits[chosen] = session.run(None, feed)[0][:, 0]  # type: ignore[attr-defined]
+        return 1.0 / (1.0 + np.exp(-logits))
+
+
+@functools.cache
+def shared() -> Judge:
+    """One judge per process: every pipeline and answerer shares its session."""
+    return Judge()

@@ -1,0 +1,208 @@
+"""The answerability judge (core/judge.py) and how the extractive answerer uses it."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from core.answers import Turn
+from core.calculations import read_figures
+from core.errors import ConfigError
+from core.extractive import JUDGED, ExtractiveAnswerer, fits_figures, resolve_follow_up
+from core.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
+from core.llm import LLMAnswerer
+from core.pipeline import Pipeline, make_answerer
+from core.settings import DEFAULT_JUDGE_THRESHOLD, Settings, from_env
+from tests.core.conftest import PUBLIC, quotes_of
+from tests.fakes import quoting
+
+
+def test_the_shipped_judge_is_the_model_its_card_and_training_record_name():
+    digest = hashlib.sha256(MODEL_FILE.read_bytes()).hexdigest()
+    record = json.loads((MODEL_DIR / "training.json").read_text())
+    assert record["sha256"] == digest
+    assert digest in (MODEL_DIR / "MODEL_CARD.md").read_text()
+
+
+def test_probabilities_come_back_in_the_candidates_order_and_from_the_cache_unchanged():
+    judge = Judge()
+    candidates = [
+        candidate_text("Care guide", ("Oiled surfaces",), "Re-oil oiled worktops every six months."),
+        candidate_text("Warranty", ("Duration",), "All our furniture carries a 5-year warranty."),
+        candidate_text(
+            "Warranty", ("Duration",), "After the warranty ends we still repair our work at 45 EUR per hour."
+        ),
+    ]
+    first = judge.score("How long is the warranty?", candidates)
+    assert first.shape == (3,) and np.all((first >= 0) & (first <= 1))
+    reversed_order = judge.score("How long is the warranty?", candidates[::-1])
+    assert np.allclose(reversed_order[::-1], first)
+    assert judge.score("How long is the warranty?", []).shape == (0,)
+
+
+def test_the_judge_rates_an_answer_above_text_on_another_topic():
+    judge = shared()
+    answer, care, hours = judge.score(
+        "How long is the warranty?",
+        [
+            candidate_text("Bike shop terms", ("Warranty",), "New frames carry a 5-year warranty against defects."),
+            candidate_text("Care guide", ("Oiled surfaces",), "Re-oil oiled worktops every six months."),
+            candidate_text("Bike shop", ("Opening hours",), "We are open Monday to Friday from 9 to 18."),
+        ],
+    )
+    assert answer > 0.5 and answer > care + 0.3 and answer > hours + 0.3
+    out_of_domain = judge.score(
+        "What is the capital of France?", [candidate_text("Price list", ("Worktops",), "Oak: 310 EUR.")]
+    )
+    assert out_of_domain[0] < DEFAULT_JUDGE_THRESHOLD
+
+
+class StubJudge:
+    """A judge whose verdict the test sets: every candidate gets `probability`."""
+
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
+        self.asked: list[tuple[str, list[str]]] = []
+
+    def score(self, question, candidates):
+        self.asked.append((question, list(candidates)))
+        return np.full(len(candidates), self.probability, dtype=np.float32)
+
+
+def _answerer(knowledge, probability):
+    judge = StubJudge(probability)
+    return ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25), judge
+
+
+def test_the_judge_vetoes_what_similarity_would_have_quoted(knowledge):
+    hits = knowledge.retrieve("How much is a walnut worktop?", PUBLIC).hits
+    accepting, judge = _answerer(knowledge, 0.9)
+    assert accepting.answer("How much is a walnut worktop?", hits).found
+    # It read the best candidates by similarity, each under its document and section.
+    question, candidates = judge.asked[0]
+    assert question == "How much is a walnut worktop?" and 0 < len(candidates) <= JUDGED
+    assert all(" › " in c for c in candidates)
+    vetoing, _ = _answerer(knowledge, 0.1)
+    assert not vetoing.answer("How much is a walnut worktop?", hits).found
+
+
+def test_a_checked_calculation_is_not_vetoed(knowledge):
+    question = "How much is 3 m of oak worktop with delivery 30 km away?"
+    hits = knowledge.retrieve(question, PUBLIC).hits
+    draft = _answerer(knowledge, 0.0)[0].answer(question, hits)
+    assert draft.found and draft.calculations
+
+
+def test_a_candidate_reads_as_its_document_and_section_then_the_sentence():
+    assert candidate_text("Price list", ("Worktops",), "Oak: 310 EUR.") == "Price list › Worktops: Oak: 310 EUR."
+    assert candidate_text("", (), "Oak: 310 EUR.") == "Oak: 310 EUR."
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "fits"),
+    [
+        ("delivery fee 40 km away", "Zone A, up to 15 km: 40 EUR", False),
+        ("delivery fee 40 km away", "Zone B, 15 to 50 km: 65 EUR", True),
+        ("delivery fee 40 km away", "Zone C, over 50 km: 1.20 EUR per km", False),
+        ("how many hinges for a 120 cm door", "Front height: 90 to 160 cm; Hinges per front: 3", True),
+        ("how many hinges for a 120 cm door", "Front height: up to 90 cm; Hinges per front: 2", False),
+        ("how much does the 180 cm table weigh", "Dining table, 180 × 90 cm: 68 kg", True),
+        ("how much does the 180 cm table weigh", "Dining table, 220 × 100 cm: 92 kg", False),
+        ("delivery fee 40 km away", "Delivery is free for orders over 6,000 EUR.", None),
+        ("how much is delivery", "Zone A, up to 15 km: 40 EUR", None),
+    ],
+)
+def test_figures_are_matched_by_unit_and_range(question, sentence, fits):
+    quantities = [r for r in read_figures(question) if r.unit.is_quantity]
+    assert fits_figures(quantities, sentence) is fits
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "resolved"),
+    [
+        ("How much is a solid oak worktop?", "and how heavy is a 3 m one?", "How heavy is a 3 m solid oak worktop?"),
+        ("How much is a walnut worktop?", "and how heavy is it?", "How heavy is the walnut worktop?"),
+        (
+            "How much is a solid oak worktop?",
+            "and how much is delivery for that?",
+            "How much is delivery for the solid oak worktop?",
+        ),
+        # "what about…" stays joined: the answerer moves the question to the new topic.
+        (
+            "What is the warranty on hinges?",
+            "and what about the finish?",
+            "What is the warranty on hinges? and what about the finish?",
+        ),
+    ],
+)
+def test_a_follow_up_becomes_one_question_about_what_it_refers_to(previous, follow_up, resolved):
+    joined = f"{previous} {follow_up}"
+    assert resolve_follow_up(follow_up, previous, joined) == resolved
+
+
+def test_judge_settings_are_read_and_checked():
+    assert from_env({}).judge is True
+    assert from_env({"VERBATIM_JUDGE": "off"}).judge is False
+    assert from_env({"VERBATIM_JUDGE_THRESHOLD": "0.7"}).judge_threshold == 0.7
+    with pytest.raises(ConfigError, match="VERBATIM_JUDGE must be one of on, off"):
+        from_env({"VERBATIM_JUDGE": "maybe"})
+    with pytest.raises(ConfigError, match="VERBATIM_JUDGE_THRESHOLD must be between"):
+        from_env({"VERBATIM_JUDGE_THRESHOLD": "2"})
+
+
+def test_judge_off_gives_the_similarity_answerer_of_before(fake_embedder):
+    answerer = make_answerer(Settings(judge=False), fake_embedder)
+    assert isinstance(answerer, ExtractiveAnswerer) and answerer.judge is None
+    assert make_answerer(Settings(), fake_embedder).judge is shared()
+
+
+def test_a_follow_up_moves_to_its_new_topic(extractive):
+    history = [Turn("What is the warranty on hinges?", "Hinges, drawer runners and handles: 2 years.")]
+    answer = extractive.answer("and what about the finish?", PUBLIC, history)
+    assert answer.answered
+    assert all("finish" in (q.text + " ".join(q.section)).lower() for q in quotes_of(answer))
+
+
+def test_a_follow_up_the_documents_cover_is_answered(extractive):
+    history = [Turn("How much is a solid oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
+    answer = extractive.answer("and how heavy is a 3 m one?", PUBLIC, history)
+    assert answer.standalone_question == "How heavy is a 3 m solid oak worktop?"
+    assert any("kg" in q.text for q in quotes_of(answer))
+
+
+@pytest.fixture
+def second_opinion(settings, knowledge, fake_server):
+    answerer = LLMAnswerer(fake_server.url + "/v1", "test-model", timeout=10.0, base_delay=0.01, judge=shared())
+    return Pipeline(settings, knowledge, answerer)
+
+
+def test_the_judge_as_a_second_opinion_drops_the_llm_s_near_miss(second_opinion, fake_server):
+    fake_server.handler = quoting("2 years from delivery", "45 EUR per hour")
+    answer = second_opinion.answer("How long is the warranty on hinges?", PUBLIC)
+    shown = [q.text for q in quotes_of(answer)]
+    assert answer.answered and any("2 years" in text for text in shown)
+    assert not any("45 EUR per hour" in text for text in shown)
+
+
+def test_an_llm_answer_made_only_of_near_misses_is_refused_by_the_second_opinion(second_opinion, fake_server):
+    fake_server.handler = quoting("45 EUR per hour")
+    answer = second_opinion.answer("How long is the warranty on hinges?", PUBLIC)
+    assert (answer.kind, answer.reason) == ("refused", "not_found")
+    assert answer.model_calls == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        # Running text: another figure in the unit may be about something else, so it decides nothing.
+        (
+            "how far in advance for 2 weeks of holiday",
+            "Leave of 10 days must be requested at least 6 weeks in advance.",
+        ),
+        ("can I book 1st class for a 5h trip", "1st class is allowed for journeys longer than 4 hours one way."),
+    ],
+)
+def test_figures_in_running_text_decide_nothing(question, sentence):
+    quantities = [r for r in read_figures(question) if r.unit.is_quantity]
+    assert fits_figures(quantities, sentence) is not False
