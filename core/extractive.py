@@ -37,6 +37,11 @@ JUDGED = 4
 # the best candidates answers. "judge": the judge decides and picks (measured worse: it quotes another item's
 # price more often than similarity does). The "…what about X?" follow-up always takes the judge's path.
 MODE = "veto"
+# The judge replaces similarity's first quote when it rates that one under REPLACE_BELOW and another candidate
+# at REPLACE_WITH or more: +1.2 and +3.7 points of correct on the policies and ClapNQ, -2.3 of first quote
+# correct on the demo (core/data/judge/MODEL_CARD.md).
+REPLACE_BELOW = 0.5
+REPLACE_WITH = 0.85
 # Another accepted sentence is quoted too when the judge rates it at least this share of the best.
 ALSO_ACCEPTED = 0.9
 
@@ -149,6 +154,13 @@ class ExtractiveAnswerer:
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes.
             return Draft(found=False)
+        if draft.found and not draft.calculations and best >= REPLACE_WITH:
+            rated = {(n, b): p for p, n, b in judged}
+            first = draft.claims[0]
+            if rated.get((first.fragment, first.quote), 1.0) < REPLACE_BELOW:
+                _, number, sentence = judged[0]
+                rest = tuple(c for c in draft.claims if c.quote != sentence)
+                draft = Draft(True, (Claim(sentence, number, sentence), *rest), draft.model_calls)
         return draft
 
     def _answer_by_similarity(self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit]) -> Draft:
