@@ -141,6 +141,13 @@ class ExtractiveAnswerer:
             return self._answer_by_similarity(question, rankings, hits)
         if MODE == "judge":
             return self._answer_judged(question, parts if len(parts) > 1 else [], rankings, hits)
+        return self._answer_vetted(question, parts, rankings, hits)
+
+    def _answer_vetted(
+        self, question: str, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]
+    ) -> Draft:
+        """Similarity proposes, as without the judge; the judge refuses it when none of the best candidates
+        answers, and puts its own best first when it finds similarity's first quote wanting."""
         # A sentence whose figures in the asked unit say another case ("up to 15 km" for 40 km) doesn't answer.
         asked_texts = [question, *parts] if len(parts) > 1 else [question]
         rankings = [
