@@ -130,7 +130,7 @@ class ExtractiveAnswerer:
     def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
         if self.judge is not None and (about := _ABOUT.fullmatch(question)) and key_terms(about["prefix"]):
             # "…hinges? and what about the finish?": the question moves to the finish; the quote must name it.
-            asked = f"{about['prefix'].strip()} {about['topic'].strip()}"
+            asked = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
             rankings = self._score([asked], hits)
             return self._answer_judged(asked, [], rankings, hits, key_terms(about["topic"]))
         parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p)]
@@ -167,7 +167,7 @@ class ExtractiveAnswerer:
             if rated.get((first.fragment, first.quote), 1.0) < REPLACE_BELOW:
                 _, number, sentence = judged[0]
                 rest = tuple(c for c in draft.claims if c.quote != sentence)
-                draft = Draft(True, (Claim(sentence, number, sentence), *rest), draft.model_calls)
+                draft = Draft(True, (Claim(sentence, number, sentence), *rest)[:MAX_STATEMENTS], draft.model_calls)
         return draft
 
     def _answer_by_similarity(self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit]) -> Draft:
@@ -254,9 +254,10 @@ class ExtractiveAnswerer:
 
 # --- follow-ups: what "it" is, and where "what about…" moves the question -----------------------------
 
-# "…? and what about the finish?": the last clause moves the question before it to a new topic.
+# "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
+# moves it to a new topic. "How much is X, and how about delivery?" is one compound question, not this.
 _ABOUT = re.compile(
-    r"(?P<prefix>.*?[\w)])[?.!,;]?\s+(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\s+(?P<topic>[^?]+?)\s*\??\s*",
+    r"(?P<prefix>.*?[\w)][?.!])\s+(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\s+(?P<topic>[^?]+?)\s*\??\s*",
     re.IGNORECASE | re.DOTALL,
 )
 _PRONOUN = re.compile(r"\b(it|that|this|them|those|these|one|ones)\b", re.IGNORECASE)
@@ -351,7 +352,7 @@ def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
         return None
     text = prepare(sentence)
     readings = read_figures(sentence)
-    verdict = None
+    fits, misses = False, False
     for q in quantities:
         mentions = [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure]
         if not mentions:
@@ -361,13 +362,14 @@ def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
         limits = [_limit(text, r) for r in mentions]
         inside = any(lim and lim[0] <= q.value and (lim[1] is None or q.value <= lim[1]) for lim in limits)
         if same or inside:
-            verdict = True
+            fits = True
         elif ":" in sentence:
             # A row of a table or a price list ("Zone A, up to 15 km: 40 EUR") is indexed by its figures; in
             # running text another figure in the unit may be about something else ("at least 6 weeks in
             # advance" for 2 weeks of leave), so it decides nothing.
-            return False
-    return verdict
+            misses = True
+    # Several values asked ("for 10 km? and for 40 km?"): a row that holds one of them still answers.
+    return True if fits else (False if misses else None)
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ class Judge:
                 if not self._model_path.exists():
                     raise EmbeddingError(f"The answerability judge {self._model_path} is missing.")
                 tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
-                tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
+                # A long question is cut too: "only_second" raises when the question alone fills the window.
+                tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
                 self._tokenizer = tokenizer
                 self._session = cpu_session(self._model_path, self._threads, arena=False)
@@ -91,6 +92,14 @@ class Judge:
         return out
 
     def _run(self, question: str, candidates: Sequence[str]) -> np.ndarray:
+        try:
+            return self._infer(question, candidates)
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # the tokenizer or the runtime: one sentence, never a traceback to the asker
+            raise EmbeddingError(f"The answerability judge failed ({type(exc).__name__}: {exc}).") from exc
+
+    def _infer(self, question: str, candidates: Sequence[str]) -> np.ndarray:
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch([(question, c) for c in candidates])  # type: ignore[attr-defined]
         ids = np.array([e.ids for e in encodings], dtype=np.int64)

@@ -131,5 +131,6 @@ async def serve_webhook(
             await stopping.wait()
         finally:
             log.info("Telegram webhook: stopping; answering the updates already taken")
-            server.stop()  # no new requests; the queue's updates are answered by stop()
-            await application.stop()
+            server.stop()  # no new requests
+            await server.close_all_connections()  # those under way have put their update on the queue
+            await application.stop()  # which answers every update on it

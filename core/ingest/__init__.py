@@ -142,6 +142,9 @@ def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str
 
     def read(path: Path) -> dict[str, str]:
         nonlocal used
+        if not path.exists() and not path.is_symlink():
+            return {}
+        refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
         try:
             data = path.read_bytes()
         except FileNotFoundError:

@@ -66,7 +66,8 @@ def parse_metadata(text: str, first_line: int = 1, what: str = "front matter") -
             continue
         key, sep, value = line.partition(":")
         if not sep or not key.strip():
-            raise DocumentError(f"{what} line {number} is not 'key: value': {line.strip()!r}")
+            # The line itself is not repeated: it may hold anything, and the reason is shown to admins.
+            raise DocumentError(f"{what} line {number} is not 'key: value'")
         # YAML's rule: " #" starts a comment (`audience: public  # customers may read it`).
         meta[key.strip().lower()] = value.split(" #", 1)[0].strip().strip("\"'")
     return meta

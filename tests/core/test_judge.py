@@ -206,3 +206,20 @@ def test_an_llm_answer_made_only_of_near_misses_is_refused_by_the_second_opinion
 def test_figures_in_running_text_decide_nothing(question, sentence):
     quantities = [r for r in read_figures(question) if r.unit.is_quantity]
     assert fits_figures(quantities, sentence) is not False
+
+
+def test_a_question_that_fills_the_judge_s_window_is_judged_not_crashed():
+    long_question = "I am planning a kitchen with an island and tall cupboards, " * 12 + "how much is an oak worktop?"
+    scores = shared().score(long_question, [candidate_text("Price list", ("Worktops",), "Oak worktop: 310 EUR.")])
+    assert scores.shape == (1,) and 0 <= scores[0] <= 1
+
+
+def test_a_compound_question_with_how_about_is_not_a_follow_up(extractive):
+    answer = extractive.answer("How much is a solid oak worktop, and how about delivery?", PUBLIC)
+    assert any("310 EUR" in q.text for q in quotes_of(answer))
+
+
+def test_a_row_holding_one_of_several_asked_values_still_fits():
+    quantities = [r for r in read_figures("How much is delivery for 10 km? and for 40 km?") if r.unit.is_quantity]
+    assert fits_figures(quantities, "Zone A, up to 15 km: 40 EUR") is True
+    assert fits_figures(quantities, "Zone C, 50 to 150 km: 140 EUR") is False

@@ -53,9 +53,10 @@ def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> Non
         log.warning("could not %s the %s reaction: %s", "add" if add else "remove", name, exc.response.get("error"))
 
 
-# How long a process that took an event holds it: Slack delivers an event it thinks lost again after about
-# 1 and 5 minutes, so the delivery after a crash finds the lease run out and is answered.
-EVENT_LEASE_SECONDS = 45.0
+# How long a process that took an event holds it: longer than the slowest answer (an LLM answer has a 45 s
+# deadline, its follow-up rewrite included), shorter than Slack's last redelivery, about 5 minutes after the
+# first: the delivery after a crash finds the lease run out and is answered.
+EVENT_LEASE_SECONDS = 150.0
 
 
 def answered_key(event_id: str) -> str:

@@ -282,3 +282,13 @@ def test_a_previously_indexed_file_that_becomes_a_link_outside_is_dropped(tmp_pa
     report = sync(kb, index, fake_embedder)
     assert "outside the knowledge folder" in report.failed["notes.md"]
     assert index.failures().keys() == {"notes.md"}
+
+
+def test_a_sidecar_linked_out_of_the_folder_is_refused_and_its_content_never_shown(tmp_path, write_kb, fake_embedder):
+    secrets = tmp_path / ".env"
+    secrets.write_text("SLACK_BOT_TOKEN=xoxb-never-show-this\n")
+    kb = write_kb({"guide.md": WARRANTY})
+    (kb / "guide.md.meta.yml").symlink_to(secrets)
+    report = sync(kb, open_index(tmp_path), fake_embedder)
+    assert "outside the knowledge folder" in report.failed["guide.md"]
+    assert "xoxb" not in report.failed["guide.md"]
