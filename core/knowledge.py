@@ -111,10 +111,16 @@ class KnowledgeBase:
             return SyncReport()
 
     def from_index(self) -> int:
-        """Load what is indexed without reading the folder (one that can't be listed); the fragment count."""
+        """Load what is indexed without reading the folder (one that can't be listed); the fragment count.
+
+        0, loading nothing, when the index was built by another embedding model: its vectors can't be searched
+        with this one's questions."""
+        if self.store.index.embedder_id() != self._model.id:
+            return 0
         with self._lock:
             self._synced_once = True
             self._reload_if_needed()
+            self._synced_at = time.monotonic()  # the next resync is at its time, not at every question
         return self.store.index.stats()[0]
 
     def _sync(self, progress: Progress | None) -> SyncReport:

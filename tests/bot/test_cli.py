@@ -156,3 +156,18 @@ def test_a_knowledge_folder_that_is_gone_leaves_questions_answered_from_the_inta
     assert "does not exist" in err and "indexed before" in err
     # `index` itself still fails: it can't bring the index in line with a folder it can't read.
     assert run(["index", "--knowledge", str(kb), "--data", data], capsys)[0] == 2
+
+
+def test_an_index_of_another_embedding_model_is_not_searched_when_the_folder_is_gone(tmp_path, capsys):
+    import shutil
+    import sqlite3
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB, kb)
+    data = tmp_path / "d"
+    assert run(["index", "--knowledge", str(kb), "--data", str(data)], capsys)[0] == 0
+    with sqlite3.connect(data / "index.sqlite3") as db:  # as if it had been built by another model
+        db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'embedder'")
+    kb.rename(tmp_path / "unmounted")
+    code, _, err = run(["search", "walnut worktop price", "--knowledge", str(kb), "--data", str(data)], capsys)
+    assert code == 2 and "does not exist" in err
