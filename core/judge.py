@@ -47,7 +47,7 @@ class Judge:
         self._tokenizer: object | None = None
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
         digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
         return f"judge:minilm-l6-int8:{digest[:12]}"

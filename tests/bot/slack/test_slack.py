@@ -200,17 +200,22 @@ def test_apology_when_answering_fails(make_app, fake_slack, pipeline):
     assert "Sorry, something went wrong" in post["text"] and post["thread_ts"] == "1700000000.000100"
 
 
-def test_ask_command_answers_ephemerally_with_a_post_button(make_app, fake_slack):
-    app = make_app()
-    body = form(
+def ask_command(text: str, trigger_id: str = "t") -> str:
+    """A signed-able /ask by U1 in C1."""
+    return form(
         command="/ask",
-        text="how much is a walnut worktop?",
+        text=text,
         channel_id="C1",
         user_id="U1",
         team_id="T1",
         response_url="http://127.0.0.1:9/unused",
-        trigger_id="t",
+        trigger_id=trigger_id,
     )
+
+
+def test_ask_command_answers_ephemerally_with_a_post_button(make_app, fake_slack):
+    app = make_app()
+    body = ask_command("how much is a walnut worktop?")
     assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200
     ephemeral = fake_slack.wait_for("chat.postEphemeral")[0].body
     assert ephemeral["user"] == "U1" and "520 EUR" in ephemeral["text"]
@@ -327,17 +332,9 @@ def test_an_answer_is_not_posted_to_a_channel_that_became_public_since(make_app,
 
 def test_a_replayed_ask_command_is_answered_once(make_app, fake_slack):
     app = make_app()
-    body = form(
-        command="/ask",
-        text="how much is a walnut worktop?",
-        channel_id="C1",
-        user_id="U1",
-        team_id="T1",
-        response_url="http://127.0.0.1:9/unused",
-        trigger_id="13345224609.738474920.8088930838d88f008e0",
-    )
+    body = ask_command("how much is a walnut worktop?", trigger_id="13345224609.738474920.8088930838d88f008e0")
     assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200
     fake_slack.wait_for("chat.postEphemeral")
     assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200  # the same signed request again
-    time.sleep(1.0)  # a second answer, if one were coming
+    drain(app)  # a second answer, had the replay started one, has been posted by now
     assert len(fake_slack.calls("chat.postEphemeral")) == 1

@@ -250,9 +250,15 @@ def test_a_reader_that_crashes_fails_only_its_own_document(tmp_path, write_kb, f
     assert index.failures().keys() == {"manual.html"}
 
 
+def _secrets_outside(tmp_path: Path, name: str) -> Path:
+    """A file of keys beside the knowledge folder, where a link may point."""
+    secrets = tmp_path / name
+    secrets.write_text("SLACK_BOT_TOKEN=xoxb-never-show-this\n")
+    return secrets
+
+
 def test_a_link_out_of_the_knowledge_folder_is_not_read(tmp_path, write_kb, fake_embedder):
-    secrets = tmp_path / "outside.txt"
-    secrets.write_text("SLACK_BOT_TOKEN=xoxb-never-index-this\n")
+    secrets = _secrets_outside(tmp_path, "outside.txt")
     kb = write_kb({"prices.md": PRICES})
     (kb / "notes.txt").symlink_to(secrets)
     (kb / "dangling.md").symlink_to(tmp_path / "nowhere.md")
@@ -285,8 +291,7 @@ def test_a_previously_indexed_file_that_becomes_a_link_outside_is_dropped(tmp_pa
 
 
 def test_a_sidecar_linked_out_of_the_folder_is_refused_and_its_content_never_shown(tmp_path, write_kb, fake_embedder):
-    secrets = tmp_path / ".env"
-    secrets.write_text("SLACK_BOT_TOKEN=xoxb-never-show-this\n")
+    secrets = _secrets_outside(tmp_path, ".env")
     kb = write_kb({"guide.md": WARRANTY})
     (kb / "guide.md.meta.yml").symlink_to(secrets)
     report = sync(kb, open_index(tmp_path), fake_embedder)
