@@ -71,15 +71,17 @@ def load_env_file(path: Path = Path(".env")) -> None:
         load_dotenv(path, override=False)
 
 
-def from_env(env: Mapping[str, str] | None = None) -> Settings:
-    """Settings from environment variables; a malformed value raises ConfigError in one sentence."""
-    env = os.environ if env is None else env
+class _Environment:
+    """Typed reads of environment variables; a malformed value raises ConfigError in one sentence."""
 
-    def text(name: str, default: str = "") -> str:
-        return env.get(name, default).strip()
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
 
-    def number(name: str, default: float, low: float, high: float) -> float:
-        raw = text(name)
+    def text(self, name: str, default: str = "") -> str:
+        return self.env.get(name, default).strip()
+
+    def number(self, name: str, default: float, low: float, high: float) -> float:
+        raw = self.text(name)
         if not raw:
             return default
         try:
@@ -90,55 +92,68 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{name} must be between {low} and {high}, not {raw}.")
         return value
 
-    def days(name: str, default: int, low: int, high: int) -> int:
-        raw = text(name)
+    def days(self, name: str, default: int, low: int, high: int) -> int:
+        raw = self.text(name)
         if not raw:
             return default
         if not raw.isdigit() or not low <= int(raw) <= high:
             raise ConfigError(f"{name} must be a whole number of days from {low} to {high:,}, not {raw!r}.")
         return int(raw)
 
-    def choice(name: str, default: str, options: tuple[str, ...]) -> str:
-        value = text(name, default).lower() or default
+    def choice(self, name: str, default: str, options: tuple[str, ...]) -> str:
+        value = self.text(name, default).lower() or default
         if value not in options:
             raise ConfigError(f"{name} must be one of {', '.join(options)}, not {value!r}.")
         return value
 
-    judge = choice("VERBATIM_JUDGE", "on", ("on", "off")) == "on"
-    llm_judge = choice("VERBATIM_LLM_JUDGE", "off", ("on", "off")) == "on"
-    answerer = choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm"))
+    def switch(self, name: str, default: bool) -> bool:
+        return self.choice(name, "on" if default else "off", ("on", "off")) == "on"
+
+    def languages(self, name: str, default: str) -> tuple[str, ...]:
+        """ISO codes, or () for 'any'."""
+        raw = self.text(name, default).lower()
+        codes = tuple(code.strip() for code in raw.split(",") if code.strip())
+        unknown = [code for code in codes if code != "any" and code not in LANGUAGE_NAMES]
+        if unknown or not codes:
+            raise ConfigError(f"{name} must be 'any' or ISO codes ({', '.join(LANGUAGE_NAMES)}), not {raw!r}.")
+        return () if "any" in codes else codes
+
+
+def from_env(env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from environment variables; a malformed value or combination raises ConfigError in one sentence."""
+    read = _Environment(os.environ if env is None else env)
+    embedder = read.choice("VERBATIM_EMBEDDER", "local", ("local", "remote"))
     settings = Settings(
-        knowledge_dir=Path(text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
-        data_dir=Path(text("VERBATIM_DATA_DIR", "var") or "var"),
-        embedder=choice("VERBATIM_EMBEDDER", "local", ("local", "remote")),
-        embedding_base_url=text("VERBATIM_EMBEDDING_BASE_URL"),
-        embedding_model=text("VERBATIM_EMBEDDING_MODEL"),
-        embedding_api_key=text("VERBATIM_EMBEDDING_API_KEY"),
-        min_similarity=number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
-        found_threshold=number("VERBATIM_FOUND_THRESHOLD", DEFAULT_FOUND_THRESHOLD, -1.0, 3.0),
-        judge=judge,
-        judge_threshold=number("VERBATIM_JUDGE_THRESHOLD", DEFAULT_JUDGE_THRESHOLD, 0.0, 1.0),
-        llm_judge=llm_judge,
-        answerer=answerer,
-        llm_base_url=text("VERBATIM_LLM_BASE_URL"),
-        llm_model=text("VERBATIM_LLM_MODEL"),
-        llm_api_key=text("VERBATIM_LLM_API_KEY"),
-        llm_timeout=number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
-        llm_deadline=number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
-        resync_seconds=number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
-        max_document_mb=number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
-        review_days=days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
-        database_url=text("VERBATIM_DATABASE_URL"),
-        database_wait=number("VERBATIM_DATABASE_WAIT", 30.0, 0.0, 3600.0),
+        knowledge_dir=Path(read.text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
+        data_dir=Path(read.text("VERBATIM_DATA_DIR", "var") or "var"),
+        embedder=embedder,
+        embedding_base_url=read.text("VERBATIM_EMBEDDING_BASE_URL"),
+        embedding_model=read.text("VERBATIM_EMBEDDING_MODEL"),
+        embedding_api_key=read.text("VERBATIM_EMBEDDING_API_KEY"),
+        min_similarity=read.number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
+        found_threshold=read.number("VERBATIM_FOUND_THRESHOLD", DEFAULT_FOUND_THRESHOLD, -1.0, 3.0),
+        judge=read.switch("VERBATIM_JUDGE", True),
+        judge_threshold=read.number("VERBATIM_JUDGE_THRESHOLD", DEFAULT_JUDGE_THRESHOLD, 0.0, 1.0),
+        llm_judge=read.switch("VERBATIM_LLM_JUDGE", False),
+        answerer=read.choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm")),
+        llm_base_url=read.text("VERBATIM_LLM_BASE_URL"),
+        llm_model=read.text("VERBATIM_LLM_MODEL"),
+        llm_api_key=read.text("VERBATIM_LLM_API_KEY"),
+        llm_timeout=read.number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
+        llm_deadline=read.number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
+        resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
+        question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "en" if embedder == "local" else "any"),
+        max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
+        review_days=read.days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
+        database_url=read.text("VERBATIM_DATABASE_URL"),
+        database_wait=read.number("VERBATIM_DATABASE_WAIT", 30.0, 0.0, 3600.0),
     )
-    languages = text("VERBATIM_QUESTION_LANGUAGES", "en" if settings.embedder == "local" else "any").lower()
-    codes = tuple(code.strip() for code in languages.split(",") if code.strip())
-    unknown = [code for code in codes if code != "any" and code not in LANGUAGE_NAMES]
-    if unknown or not codes:
-        raise ConfigError(
-            f"VERBATIM_QUESTION_LANGUAGES must be 'any' or ISO codes ({', '.join(LANGUAGE_NAMES)}), not {languages!r}."
-        )
-    settings = replace(settings, question_languages=() if "any" in codes else codes)
+    _check_combinations(settings)
+    return settings
+
+
+def _check_combinations(settings: Settings) -> None:
+    """Values that are each well-formed but don't work together."""
     if settings.embedder == "remote" and not (settings.embedding_base_url and settings.embedding_model):
         raise ConfigError(
             "VERBATIM_EMBEDDER=remote needs VERBATIM_EMBEDDING_BASE_URL and VERBATIM_EMBEDDING_MODEL to be set."
@@ -147,11 +162,12 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("VERBATIM_ANSWERER=llm needs VERBATIM_LLM_BASE_URL and VERBATIM_LLM_MODEL to be set.")
     if settings.database_url and not settings.database_url.startswith(("postgresql://", "postgres://")):
         raise ConfigError("VERBATIM_DATABASE_URL must start with postgresql:// (or be unset for SQLite).")
-    for name in ("VERBATIM_EMBEDDING_BASE_URL", "VERBATIM_LLM_BASE_URL"):
-        url = text(name)
+    for name, url in (
+        ("VERBATIM_EMBEDDING_BASE_URL", settings.embedding_base_url),
+        ("VERBATIM_LLM_BASE_URL", settings.llm_base_url),
+    ):
         if url and not url.startswith(("http://", "https://")):
             raise ConfigError(f"{name} must start with http:// or https://, not {url!r}.")
-    return settings
 
 
 def make_embedder(settings: Settings):  # -> Embedder
