@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import ast
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, DecimalException, localcontext
 
 from core.answers import Calculation, CalculationInput, Claim, FigureInput, Proposal, Quote
-from core.figures import numbers, prepare
+from core.figures import Reading, Unit, read_figures
 from core.quotes import locate
 from core.retrieval import Hit
 
@@ -41,109 +40,6 @@ class CalculationRefused(ValueError):
 
 
 # --- units ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A figure's unit: money (`EUR`), a measure (`m`), a rate per measure (`EUR per m`), a percentage, or none."""
-
-    money: str = ""
-    measure: str = ""
-    per: str = ""
-    percent: bool = False
-
-    @property
-    def plain(self) -> bool:
-        return self == Unit()
-
-    @property
-    def is_quantity(self) -> bool:
-        """A measure with nothing per it: `3 m`, `30 km`."""
-        return bool(self.measure) and not self.money and not self.per
-
-    def __str__(self) -> str:
-        if self.percent:
-            return "%"
-        head = self.money or _SHOWN.get(self.measure, self.measure)
-        return f"{head} per {_SHOWN_PER.get(self.per, self.per)}" if self.per else head
-
-
-_CURRENCIES = {"eur": "EUR", "euro": "EUR", "euros": "EUR", "€": "EUR", "usd": "USD", "$": "USD", "gbp": "GBP"}
-_CURRENCIES |= {"£": "GBP", "chf": "CHF", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN", "jpy": "JPY"}
-_MEASURE_WORDS = {
-    "m2": ["m2", "sqm", "sq m", "square metre", "square metres", "square meter", "square meters"],
-    "m3": ["m3", "cubic metre", "cubic metres", "cubic meter", "cubic meters"],
-    "km": ["km", "kilometre", "kilometres", "kilometer", "kilometers"],
-    "cm": ["cm", "centimetre", "centimetres"],
-    "mm": ["mm", "millimetre", "millimetres"],
-    "m": ["m", "metre", "metres", "meter", "meters", "running metre", "running metres", "running meter"],
-    "m ": ["running meters", "linear metre", "linear metres"],
-    "kg": ["kg", "kilo", "kilos", "kilogram", "kilograms"],
-    "h": ["h", "hr", "hrs", "hour", "hours"],
-    "day": ["day", "days", "working day", "working days"],
-    "week": ["week", "weeks"],
-    "month": ["month", "months"],
-    "year": ["year", "years"],
-    "floor": ["floor", "floors", "storey", "storeys"],
-}
-_MEASURES = {alias: unit.strip() for unit, aliases in _MEASURE_WORDS.items() for alias in aliases}
-_SHOWN = {"m2": "m²", "m3": "m³", "day": "days", "week": "weeks", "month": "months", "year": "years", "floor": "floors"}
-_SHOWN_PER = {"m2": "m²", "m3": "m³"}
-
-_CUR = "|".join(re.escape(c) for c in sorted(_CURRENCIES, key=len, reverse=True))
-_MEAS = "|".join(re.escape(m).replace(r"\ ", r"\s+") for m in sorted(_MEASURES, key=len, reverse=True))
-_AFTER = re.compile(
-    rf"\s*(?:(?P<cur>{_CUR})(?![A-Za-z])|(?P<measure>(?<=[\d\s]){_MEAS})(?![A-Za-z0-9]))?"
-    rf"(?:\s*(?:(?:per|a|an)\s+|/\s*)(?P<per>{_MEAS})(?![A-Za-z0-9]))?",
-    re.IGNORECASE,
-)
-_AGAIN = re.compile(r"\s+per\b", re.IGNORECASE)  # "45 EUR per hour per fitter": a rate with a second condition
-_BEFORE = re.compile(rf"(?:^|[^A-Za-z])(?P<cur>{_CUR})\s?$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One figure as read from a text: its value (a percentage as a fraction), its unit, its own words."""
-
-    value: Decimal
-    unit: Unit
-    text: str  # "310 EUR per running metre", as the text writes it
-    written: Decimal  # the number as written (40 for 40 %), for showing
-    start: int
-    end: int
-    qualified: bool = False  # a second "per"/"each" follows ("45 EUR per hour per fitter"): not a simple rate
-
-
-def read_figures(text: str) -> list[Reading]:
-    """The figures of `text` with the unit its own words give each one."""
-    text = prepare(text)
-    readings: list[Reading] = []
-    for number in numbers(text):
-        if number.percent:
-            unit = Unit(percent=True)
-            value = number.value / 100
-            end = number.end
-            qualified = False
-        else:
-            after = _AFTER.match(text, number.end)
-            before = _BEFORE.search(text[max(0, number.start - 6) : number.start])
-            currency = (after and after["cur"]) or (before and before["cur"]) or ""
-            money = _CURRENCIES.get(currency.lower(), "") if currency else ""
-            per = _MEASURES.get(_fold(after["per"])) if after and after["per"] else ""
-            measure = _MEASURES.get(_fold(after["measure"])) if after and after["measure"] else ""
-            unit = Unit(money=money, measure=measure or "", per=per or "")
-            value = number.value
-            end = after.end() if after and (after["cur"] or after["per"] or after["measure"]) else number.end
-            qualified = bool(after and after["per"] and _AGAIN.match(text, after.end()))
-        start = number.start
-        if before_match := _BEFORE.search(text[max(0, start - 6) : start]):
-            start -= len(text[max(0, start - 6) : start]) - before_match.start("cur")
-        readings.append(Reading(value, unit, text[start:end].strip(), number.value, start, end, qualified))
-    return readings
-
-
-def _fold(words: str) -> str:
-    return " ".join(words.lower().split())
 
 
 @dataclass(frozen=True)

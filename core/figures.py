@@ -7,13 +7,17 @@ and `5` a third. A percentage must be a percentage in the quote too; a month nam
 number (`1 March 2024`) must be named or numbered in the quote. Words for nothing to pay
 (`free`, `no charge`) are the figure 0. What a statement writes as `one` or `first` is not
 checked: as figures they are too easily just words ("one of our fronts").
+
+Figures are also read here with the unit their own words give them (`read_figures`: "310 EUR per running
+metre" is EUR per m), for calculations and for matching a question's quantities to the table row whose
+range holds them (`fits_figures`: 40 km is in "15 to 50 km").
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -206,3 +210,169 @@ def numbers(text: str) -> list[Number]:
 def prepare(text: str) -> str:
     """The form figures are read in: NFKC (`m²` → `m2`, full-width digits → ASCII)."""
     return _prepare(text)
+
+
+# --- figures with their units ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A figure's unit: money (`EUR`), a measure (`m`), a rate per measure (`EUR per m`), a percentage, or none."""
+
+    money: str = ""
+    measure: str = ""
+    per: str = ""
+    percent: bool = False
+
+    @property
+    def plain(self) -> bool:
+        return self == Unit()
+
+    @property
+    def is_quantity(self) -> bool:
+        """A measure with nothing per it: `3 m`, `30 km`."""
+        return bool(self.measure) and not self.money and not self.per
+
+    def __str__(self) -> str:
+        if self.percent:
+            return "%"
+        head = self.money or _SHOWN.get(self.measure, self.measure)
+        return f"{head} per {_SHOWN_PER.get(self.per, self.per)}" if self.per else head
+
+
+_CURRENCIES = {"eur": "EUR", "euro": "EUR", "euros": "EUR", "€": "EUR", "usd": "USD", "$": "USD", "gbp": "GBP"}
+_CURRENCIES |= {"£": "GBP", "chf": "CHF", "sek": "SEK", "nok": "NOK", "dkk": "DKK", "pln": "PLN", "jpy": "JPY"}
+_MEASURE_WORDS = {
+    "m2": ["m2", "sqm", "sq m", "square metre", "square metres", "square meter", "square meters"],
+    "m3": ["m3", "cubic metre", "cubic metres", "cubic meter", "cubic meters"],
+    "km": ["km", "kilometre", "kilometres", "kilometer", "kilometers"],
+    "cm": ["cm", "centimetre", "centimetres"],
+    "mm": ["mm", "millimetre", "millimetres"],
+    "m": ["m", "metre", "metres", "meter", "meters", "running metre", "running metres", "running meter"],
+    "m ": ["running meters", "linear metre", "linear metres"],
+    "kg": ["kg", "kilo", "kilos", "kilogram", "kilograms"],
+    "h": ["h", "hr", "hrs", "hour", "hours"],
+    "day": ["day", "days", "working day", "working days"],
+    "week": ["week", "weeks"],
+    "month": ["month", "months"],
+    "year": ["year", "years"],
+    "floor": ["floor", "floors", "storey", "storeys"],
+}
+_MEASURES = {alias: unit.strip() for unit, aliases in _MEASURE_WORDS.items() for alias in aliases}
+_SHOWN = {"m2": "m²", "m3": "m³", "day": "days", "week": "weeks", "month": "months", "year": "years", "floor": "floors"}
+_SHOWN_PER = {"m2": "m²", "m3": "m³"}
+
+_CUR = "|".join(re.escape(c) for c in sorted(_CURRENCIES, key=len, reverse=True))
+_MEAS = "|".join(re.escape(m).replace(r"\ ", r"\s+") for m in sorted(_MEASURES, key=len, reverse=True))
+_AFTER = re.compile(
+    rf"\s*(?:(?P<cur>{_CUR})(?![A-Za-z])|(?P<measure>(?<=[\d\s]){_MEAS})(?![A-Za-z0-9]))?"
+    rf"(?:\s*(?:(?:per|a|an)\s+|/\s*)(?P<per>{_MEAS})(?![A-Za-z0-9]))?",
+    re.IGNORECASE,
+)
+_AGAIN = re.compile(r"\s+per\b", re.IGNORECASE)  # "45 EUR per hour per fitter": a rate with a second condition
+_BEFORE = re.compile(rf"(?:^|[^A-Za-z])(?P<cur>{_CUR})\s?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure as read from a text: its value (a percentage as a fraction), its unit, its own words."""
+
+    value: Decimal
+    unit: Unit
+    text: str  # "310 EUR per running metre", as the text writes it
+    written: Decimal  # the number as written (40 for 40 %), for showing
+    start: int
+    end: int
+    qualified: bool = False  # a second "per"/"each" follows ("45 EUR per hour per fitter"): not a simple rate
+
+
+def read_figures(text: str) -> list[Reading]:
+    """The figures of `text` with the unit its own words give each one."""
+    text = prepare(text)
+    readings: list[Reading] = []
+    for number in numbers(text):
+        if number.percent:
+            unit = Unit(percent=True)
+            value = number.value / 100
+            end = number.end
+            qualified = False
+        else:
+            after = _AFTER.match(text, number.end)
+            before = _BEFORE.search(text[max(0, number.start - 6) : number.start])
+            currency = (after and after["cur"]) or (before and before["cur"]) or ""
+            money = _CURRENCIES.get(currency.lower(), "") if currency else ""
+            per = _MEASURES.get(_fold(after["per"])) if after and after["per"] else ""
+            measure = _MEASURES.get(_fold(after["measure"])) if after and after["measure"] else ""
+            unit = Unit(money=money, measure=measure or "", per=per or "")
+            value = number.value
+            end = after.end() if after and (after["cur"] or after["per"] or after["measure"]) else number.end
+            qualified = bool(after and after["per"] and _AGAIN.match(text, after.end()))
+        start = number.start
+        if before_match := _BEFORE.search(text[max(0, start - 6) : start]):
+            start -= len(text[max(0, start - 6) : start]) - before_match.start("cur")
+        readings.append(Reading(value, unit, text[start:end].strip(), number.value, start, end, qualified))
+    return readings
+
+
+def _fold(words: str) -> str:
+    return " ".join(words.lower().split())
+
+
+# Words before a figure that make it a limit, not an amount: "up to 15 km", "over 6,000 EUR", "15 to 50 km".
+UPPER_WORDS = re.compile(
+    r"(?:up to|under|below|less than|shorter than|no more than|within|at most|max(?:imum)?)\s*$", re.IGNORECASE
+)
+LOWER_WORDS = re.compile(
+    r"(?:over|beyond|above|more than|longer than|greater than|exceeding|from|at least|min(?:imum)?(?: of)?)\s*$",
+    re.IGNORECASE,
+)
+_RANGE_FROM = re.compile(r"(\d[\d,.]*)\s*(?:to|-|–)\s*$")
+
+
+def bounds(text: str, reading: Reading) -> tuple[Decimal, Decimal | None] | None:
+    """The interval a figure bounds ("15 to 50 km" → 15..50, "up to 15 km" → 0..15), or None for a plain mention."""
+    before = text[max(0, reading.start - 30) : reading.start]
+    if m := _RANGE_FROM.search(before):
+        low = read_figures(m.group(1))
+        return (low[0].value if low else Decimal(0)), reading.value
+    if UPPER_WORDS.search(before):
+        return Decimal(0), reading.value
+    if LOWER_WORDS.search(before):
+        return reading.value, None
+    return None
+
+
+def stated_quantities(text: str) -> list[Reading]:
+    """The measured quantities a question states ("40 km", "a 120 cm door")."""
+    return [r for r in read_figures(text) if r.unit.is_quantity]
+
+
+def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
+    """Whether a sentence's figures in the units a question asks about hold its quantities: 40 km is in
+    "Zone B, 15 to 50 km", not in "Zone A, up to 15 km: 40 EUR"; the 180 cm table is not the 220 cm one.
+
+    None when the sentence names no figure in those units (nothing to go by); False when it names some and
+    none is the asked value or a range holding it.
+    """
+    if not quantities:
+        return None
+    text = prepare(sentence)
+    readings = read_figures(sentence)
+    fits, misses = False, False
+    for q in quantities:
+        mentions = [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure]
+        if not mentions:
+            continue
+        # The value itself, in its unit or bare ("180 × 90 cm"), but never as an amount of money.
+        same = [r for r in readings if r.value == q.value and (r.unit.plain or r.unit.measure == q.unit.measure)]
+        limits = [bounds(text, r) for r in mentions]
+        inside = any(lim and lim[0] <= q.value and (lim[1] is None or q.value <= lim[1]) for lim in limits)
+        if same or inside:
+            fits = True
+        elif ":" in sentence:
+            # A row of a table or a price list ("Zone A, up to 15 km: 40 EUR") is indexed by its figures; in
+            # running text another figure in the unit may be about something else ("at least 6 weeks in
+            # advance" for 2 weeks of leave), so it decides nothing.
+            misses = True
+    # Several values asked ("for 10 km? and for 40 km?"): a row that holds one of them still answers.
+    return True if fits else (False if misses else None)

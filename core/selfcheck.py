@@ -16,9 +16,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from core.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
-from core.calculations import Amount, CalculationRefused, Unit, check_all, evaluate
+from core.calculations import Amount, CalculationRefused, check_all, evaluate
 from core.errors import AnswererError, VerbatimError
 from core.fakes import ScriptedAnswerer, WordEmbedder
+from core.figures import Unit
 from core.knowledge import SCOPES, KnowledgeBase
 from core.pipeline import Pipeline
 from core.quotes import locate, verify

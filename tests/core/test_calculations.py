@@ -5,7 +5,8 @@ from decimal import Decimal
 import pytest
 
 from core.answers import Assumption, FigureInput, Proposal, Quote, StatedInput
-from core.calculations import Amount, CalculationRefused, Unit, check, evaluate, read_figures
+from core.calculations import Amount, CalculationRefused, check, evaluate
+from core.figures import Unit, read_figures
 
 EUR = Unit(money="EUR")
 PER_M = Unit(money="EUR", per="m")

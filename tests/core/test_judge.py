@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from core.answers import Turn
-from core.calculations import read_figures
 from core.errors import ConfigError
-from core.extractive import JUDGED, ExtractiveAnswerer, fits_figures, resolve_follow_up
+from core.extractive import JUDGED, ExtractiveAnswerer, resolve_follow_up
+from core.figures import fits_figures, read_figures
 from core.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
 from core.llm import LLMAnswerer
 from core.pipeline import Pipeline, make_answerer
