@@ -19,6 +19,31 @@ class Section:
     page: int | None = None
 
 
+class Outline:
+    """Sections as a reader meets a document's parts in order: a heading closes the section before it and
+    opens its own under the headings above it; blocks of text fill the section that is open."""
+
+    def __init__(self) -> None:
+        self.sections: list[Section] = []
+        self.headings: list[tuple[int, str]] = []  # the open headings, (level, text), outermost first
+        self.blocks: list[str] = []
+
+    def add(self, block: str) -> None:
+        if block:
+            self.blocks.append(block)
+
+    def close(self) -> None:
+        if self.blocks:
+            self.sections.append(Section(tuple(name for _, name in self.headings), "\n\n".join(self.blocks)))
+            self.blocks.clear()
+
+    def open(self, level: int, heading: str) -> None:
+        self.close()
+        while self.headings and self.headings[-1][0] >= level:
+            self.headings.pop()
+        self.headings.append((level, heading))
+
+
 @dataclass(frozen=True)
 class Parsed:
     """What a reader found in a file, before metadata from elsewhere is merged in."""

@@ -14,7 +14,7 @@ import zlib
 from typing import Any
 
 from core.errors import DocumentError
-from core.ingest.documents import Parsed, Section
+from core.ingest.documents import Outline, Parsed
 from core.ingest.readers.tables import rows_as_lines
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
@@ -23,71 +23,61 @@ _MAX_UNCOMPRESSED = 200 << 20  # a .docx is a zip: refuse a zip bomb before pyth
 
 
 def read(data: bytes) -> Parsed:
-    try:
-        import docx
-        from docx.opc.exceptions import PackageNotFoundError
-        from docx.table import Table
-    except ImportError as exc:  # pragma: no cover - a dependency, but say so if it's missing
-        raise DocumentError("Word support is not installed (pip install python-docx)") from exc
-    _check_zip(data)
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-        raise DocumentError(f"not a readable Word (.docx) file ({exc})") from exc
-    except Exception as exc:  # lxml and python-docx raise a wide range on malformed XML
-        raise DocumentError(f"not a readable Word (.docx) file ({type(exc).__name__}: {exc})") from exc
+    document = _open(data)
+    from docx.table import Table  # installed: _open has imported python-docx
 
     # The Title-style paragraph is what readers see; the file's properties are often left over from a template.
     title: str | None = None
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    blocks: list[str] = []  # paragraphs of the current section; list items and table rows are lines within one
+    outline = Outline()  # list items and table rows are lines within one block
     listing: list[str] = []
     numbers: dict[tuple[str, int], int] = {}
 
     def end_list() -> None:
-        if listing:
-            blocks.append("\n".join(listing))
-            listing.clear()
-
-    def flush() -> None:
-        end_list()
-        if blocks:
-            sections.append(Section(tuple(name for _, name in stack), "\n\n".join(blocks)))
-            blocks.clear()
+        outline.add("\n".join(listing))
+        listing.clear()
 
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             end_list()
-            rows = rows_as_lines(_table_cells(item))
-            if rows:
-                blocks.append("\n".join(rows))
+            outline.add("\n".join(rows_as_lines(_table_cells(item))))
             continue
         text = " ".join(item.text.split())
         level = _heading_level(item.style)
         if level is not None:
-            if not text:
-                continue
-            flush()
-            if level == 0:
-                title = title or text  # names the document; the caption shows it, so it is no section
-                continue
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, text))
-            continue
-        if not text:
+            if text:
+                end_list()
+                if level == 0:
+                    outline.close()
+                    title = title or text  # names the document; the caption shows it, so it is no section
+                else:
+                    outline.open(level, text)
+        elif not text:
             end_list()
-            continue
-        marker = _list_marker(item, numbers)
-        if marker is None:
+        elif (marker := _list_marker(item, numbers)) is None:
             end_list()
             numbers.clear()
-            blocks.append(text)
+            outline.add(text)
         else:
             listing.append(f"{marker} {text}")
-    flush()
-    return Parsed(title or (document.core_properties.title or "").strip() or None, {}, tuple(sections))
+    end_list()
+    outline.close()
+    return Parsed(title or (document.core_properties.title or "").strip() or None, {}, tuple(outline.sections))
+
+
+def _open(data: bytes) -> Any:
+    """The python-docx document; DocumentError for anything that is not a readable .docx."""
+    try:
+        import docx
+        from docx.opc.exceptions import PackageNotFoundError
+    except ImportError as exc:  # pragma: no cover - a dependency, but say so if it's missing
+        raise DocumentError("Word support is not installed (pip install python-docx)") from exc
+    _check_zip(data)
+    try:
+        return docx.Document(io.BytesIO(data))
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise DocumentError(f"not a readable Word (.docx) file ({exc})") from exc
+    except Exception as exc:  # lxml and python-docx raise a wide range on malformed XML
+        raise DocumentError(f"not a readable Word (.docx) file ({type(exc).__name__}: {exc})") from exc
 
 
 def _check_zip(data: bytes) -> None:

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from core.errors import DocumentError
-from core.ingest.documents import Parsed, Section, decode_text
+from core.ingest.documents import Outline, Parsed, decode_text
 from core.ingest.readers.tables import rows_as_lines
 
 _DROP = ("nav", "header", "footer", "script", "style", "noscript", "template", "iframe", "svg", "form", "aside")
@@ -27,48 +27,59 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGN
 
 def read(data: bytes) -> Parsed:
     try:
-        from bs4 import BeautifulSoup, NavigableString, Tag
-        from bs4.element import PreformattedString
+        from bs4 import BeautifulSoup
     except ImportError as exc:  # pragma: no cover - a dependency, but say so if it's missing
         raise DocumentError("HTML support is not installed (pip install beautifulsoup4)") from exc
     soup = BeautifulSoup(_decode(data), "html.parser")
+    _drop_hidden(soup)
+    title_tag = soup.find("title")
+    title = _fold(title_tag.get_text()) if title_tag else ""
+    if title_tag:
+        title_tag.decompose()
+    page = _Page(title)
+    page.walk(soup)
+    page.flush()
+    return Parsed(title or (page.first_h1[0] if page.first_h1 else None), {}, tuple(page.outline.sections))
+
+
+def _drop_hidden(soup: Any) -> None:
+    """Scripts, navigation, and what a reader never sees: hidden as the README says (the `hidden` attribute,
+    display:none / visibility:hidden inline, and aria-hidden="true")."""
     for element in soup.find_all(_DROP):
         element.decompose()
     for element in soup.find_all(True, {"role": ["navigation", "banner", "contentinfo"]}):
         element.decompose()
     for element in soup.find_all(True, {"hidden": True}):
         element.decompose()
-    # Hidden as the README says: display:none / visibility:hidden inline, and aria-hidden="true".
     for element in soup.find_all(lambda tag: _HIDDEN_STYLE.search(str(tag.get("style", ""))) is not None):
         element.decompose()
     for element in soup.find_all(True, {"aria-hidden": "true"}):
         element.decompose()
-    title_tag = soup.find("title")
-    title = _fold(title_tag.get_text()) if title_tag else ""
-    if title_tag:
-        title_tag.decompose()
 
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    blocks: list[str] = []
-    inline: list[str] = []
-    first_h1: list[str] = []
 
-    def end_block() -> None:
-        text = _text("".join(inline))
-        inline.clear()
-        if text:
-            blocks.append(text)
+class _Page:
+    """The sections of a page as its elements are walked: headings open sections, blocks fill them."""
 
-    def flush() -> None:
-        end_block()
-        if blocks:
-            sections.append(Section(tuple(name for _, name in stack), "\n\n".join(blocks)))
-            blocks.clear()
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.outline = Outline()
+        self.inline: list[str] = []
+        self.first_h1: list[str] = []
 
-    def walk(root: Any) -> None:
+    def end_block(self) -> None:
+        self.outline.add(_text("".join(self.inline)))
+        self.inline.clear()
+
+    def flush(self) -> None:
+        self.end_block()
+        self.outline.close()
+
+    def walk(self, root: Any) -> None:
         # An explicit stack, not recursion: html.parser nests every unclosed <p>, so an ordinary page of
         # 1,200 paragraphs is 1,200 levels deep. A callable on the stack ends the block it was pushed for.
+        from bs4 import NavigableString, Tag
+        from bs4.element import PreformattedString
+
         pending: list[Any] = [iter(root.children)]
         while pending:
             top = pending[-1]
@@ -79,52 +90,49 @@ def read(data: bytes) -> Parsed:
             child = next(top, None)
             if child is None:
                 pending.pop()
-                continue
-            if isinstance(child, PreformattedString):
+            elif isinstance(child, PreformattedString):
                 continue  # comments, the doctype, CDATA, processing instructions
-            if isinstance(child, NavigableString):
-                inline.append(_SPACE.sub(" ", str(child)))  # source line breaks are spaces; only <br> breaks
-                continue
-            if not isinstance(child, Tag):
-                continue
-            name = child.name.lower()
-            if name in _HEADINGS:
-                text = _fold(child.get_text(" "))
-                if not text:
-                    continue
-                flush()
-                level = _HEADINGS[name]
-                if level == 1 and not first_h1 and not stack:
-                    first_h1.append(text)
-                    if not title or title.casefold() == text.casefold():
-                        continue  # the page's top heading names it, as in Markdown: no section of its own
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                stack.append((level, text))
-            elif name == "table":
-                end_block()
-                rows = rows_as_lines(_table_cells(child))
-                if rows:
-                    blocks.append("\n".join(rows))
-            elif name in _LISTS:
-                end_block()
-                items = [_fold(li.get_text(" ")) for li in child.find_all("li")]
-                if any(items):
-                    marker = "{}." if name == "ol" else "-"
-                    lines = [f"{marker.format(n)} {item}" for n, item in enumerate(filter(None, items), start=1)]
-                    blocks.append("\n".join(lines))
-            elif name == "br":
-                inline.append("\n")
-            elif name in _BLOCKS or name == "li":
-                end_block()
-                pending.append(end_block)
-                pending.append(iter(child.children))
-            else:
-                pending.append(iter(child.children))
+            elif isinstance(child, NavigableString):
+                self.inline.append(_SPACE.sub(" ", str(child)))  # source line breaks are spaces; only <br> breaks
+            elif isinstance(child, Tag):
+                pending.extend(self._element(child))
 
-    walk(soup)
-    flush()
-    return Parsed(title or (first_h1[0] if first_h1 else None), {}, tuple(sections))
+    def _element(self, child: Any) -> list[Any]:
+        """Takes in one element; returns what the walk must visit next (its children, then its block's end)."""
+        name = child.name.lower()
+        if name in _HEADINGS:
+            self._heading(_HEADINGS[name], _fold(child.get_text(" ")))
+        elif name == "table":
+            self.end_block()
+            rows = rows_as_lines(_table_cells(child))
+            if rows:
+                self.outline.add("\n".join(rows))
+        elif name in _LISTS:
+            self.end_block()
+            items = [_fold(li.get_text(" ")) for li in child.find_all("li")]
+            if any(items):
+                marker = "{}." if name == "ol" else "-"
+                lines = [f"{marker.format(n)} {item}" for n, item in enumerate(filter(None, items), start=1)]
+                self.outline.add("\n".join(lines))
+        elif name == "br":
+            self.inline.append("\n")
+        elif name in _BLOCKS or name == "li":
+            self.end_block()
+            return [self.end_block, iter(child.children)]
+        else:
+            return [iter(child.children)]
+        return []
+
+    def _heading(self, level: int, text: str) -> None:
+        if not text:
+            return
+        self.end_block()
+        if level == 1 and not self.first_h1 and not self.outline.headings:
+            self.first_h1.append(text)
+            if not self.title or self.title.casefold() == text.casefold():
+                self.outline.close()
+                return  # the page's top heading names it, as in Markdown: no section of its own
+        self.outline.open(level, text)
 
 
 def _decode(data: bytes) -> str:
