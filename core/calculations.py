@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, DecimalException, localcontext
 
-from core.answers import Calculation, CalculationInput, Claim, FigureInput, Proposal, Quote
+from core.answers import Calculation, CalculationInput, Claim, FigureInput, Proposal, Quote, StatedInput
 from core.figures import Reading, Unit, read_figures
 from core.quotes import locate
 from core.retrieval import Hit
@@ -288,15 +288,7 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
     `quotes` are the verified quotes by the fragment number the answerer cites.
     """
     name = " ".join(proposal.name.split())[:80] or "calculation"
-    if not proposal.inputs:
-        raise CalculationRefused("a calculation needs inputs")
-    if len(proposal.inputs) > MAX_INPUTS:
-        raise CalculationRefused(f"more than {MAX_INPUTS} inputs")
-    if len(proposal.assumptions) > MAX_ASSUMPTIONS:
-        raise CalculationRefused(f"more than {MAX_ASSUMPTIONS} assumptions")
-    for assumption in proposal.assumptions:
-        if not assumption.text.strip() or not assumption.reason.strip():
-            raise CalculationRefused("an assumption without its reason")
+    _check_shape(proposal)
     tree = parse(proposal.expression)
     env: dict[str, Amount] = {}
     shown: dict[str, str] = {}
@@ -305,26 +297,7 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
     for key, source in proposal.inputs:
         if not key.isidentifier() or key.startswith("_") or key in env:
             raise CalculationRefused(f"the input name {key!r} is not allowed")
-        if isinstance(source, FigureInput):
-            spec = _one_figure(source.figure, f"input {key}:")
-            held = [(q, r) for q in quotes.get(source.fragment, ()) for r in _find(spec, read_figures(q.text))]
-            if not held:
-                raise CalculationRefused(
-                    f"input {key} points at {source.figure!r} in fragment {source.fragment}, "
-                    "whose verified quote does not hold it"
-                )
-            if len({r.unit for _, r in held}) > 1:
-                raise CalculationRefused(f"input {key}: {source.figure!r} stands in its quote with different units")
-            quote, reading = held[0]
-            if reading.qualified:
-                # "45 EUR per hour per fitter": a rate with a second qualifier can't be multiplied out safely.
-                raise CalculationRefused(f"input {key}: {reading.text!r} is a rate with more than one 'per'")
-        else:
-            spec = _one_figure(source.text, f"input {key}:")
-            found = _find(spec, question_figures)
-            if not found:
-                raise CalculationRefused(f"input {key}: {source.text!r} is not stated in the question")
-            quote, reading = None, found[0]
+        quote, reading = _input_reading(key, source, quotes, question_figures)
         if abs(reading.value) > MAX_MAGNITUDE:
             raise CalculationRefused(f"input {key} is larger than any price in the documents")
         env[key] = Amount(reading.value, reading.unit)
@@ -344,6 +317,44 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
         str(result.unit),
         proposal.assumptions,
     )
+
+
+def _check_shape(proposal: Proposal) -> None:
+    if not proposal.inputs:
+        raise CalculationRefused("a calculation needs inputs")
+    if len(proposal.inputs) > MAX_INPUTS:
+        raise CalculationRefused(f"more than {MAX_INPUTS} inputs")
+    if len(proposal.assumptions) > MAX_ASSUMPTIONS:
+        raise CalculationRefused(f"more than {MAX_ASSUMPTIONS} assumptions")
+    for assumption in proposal.assumptions:
+        if not assumption.text.strip() or not assumption.reason.strip():
+            raise CalculationRefused("an assumption without its reason")
+
+
+def _input_reading(
+    key: str, source: FigureInput | StatedInput, quotes: Mapping[int, Sequence[Quote]], question: list[Reading]
+) -> tuple[Quote | None, Reading]:
+    """The figure an input names, with the verified quote that holds it (None: the question states it)."""
+    if isinstance(source, FigureInput):
+        spec = _one_figure(source.figure, f"input {key}:")
+        held = [(q, r) for q in quotes.get(source.fragment, ()) for r in _find(spec, read_figures(q.text))]
+        if not held:
+            raise CalculationRefused(
+                f"input {key} points at {source.figure!r} in fragment {source.fragment}, "
+                "whose verified quote does not hold it"
+            )
+        if len({r.unit for _, r in held}) > 1:
+            raise CalculationRefused(f"input {key}: {source.figure!r} stands in its quote with different units")
+        quote, reading = held[0]
+        if reading.qualified:
+            # "45 EUR per hour per fitter": a rate with a second qualifier can't be multiplied out safely.
+            raise CalculationRefused(f"input {key}: {reading.text!r} is a rate with more than one 'per'")
+        return quote, reading
+    spec = _one_figure(source.text, f"input {key}:")
+    found = _find(spec, question)
+    if not found:
+        raise CalculationRefused(f"input {key}: {source.text!r} is not stated in the question")
+    return None, found[0]
 
 
 def verified_quotes(claims: Sequence[Claim], hits: Sequence[Hit]) -> dict[int, list[Quote]]:

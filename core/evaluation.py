@@ -60,57 +60,60 @@ def load_questions(path: Path) -> list[GoldQuestion]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise QuestionFileError(f"{where} is not valid JSON ({exc.msg}).") from None
-        if not isinstance(data, dict):
-            raise QuestionFileError(f"{where} is not a JSON object.")
-        question = data.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise QuestionFileError(f'{where} has no "question" text.')
-        expect = data.get("expect")
-        if expect not in ("answer", "refuse"):
-            raise QuestionFileError(f'{where}: "expect" must be "answer" or "refuse", not {expect!r}.')
-        audience = data.get("audience", "public")
-        if audience not in SCOPES:
-            raise QuestionFileError(f'{where}: "audience" must be public or internal, not {audience!r}.')
-        lists = {}
-        for key in ("documents", "sections", "quote_contains"):
-            value = data.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise QuestionFileError(f'{where}: "{key}" must be a list of strings.')
-            lists[key] = tuple(value)
-        pages = data.get("pages", [])
-        if not isinstance(pages, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in pages):
-            raise QuestionFileError(f'{where}: "pages" must be a list of page numbers.')
-        if expect == "answer" and not lists["documents"]:
-            raise QuestionFileError(f'{where}: an answerable question needs "documents".')
-        result, unit = data.get("result", ""), data.get("unit", "")
-        if not isinstance(result, str) or not isinstance(unit, str):
-            raise QuestionFileError(f'{where}: "result" and "unit" must be strings, e.g. "540.00" and "EUR".')
-        try:
-            expected = Decimal(result) if result else None
-        except InvalidOperation:
-            raise QuestionFileError(f'{where}: "result" {result!r} is not a number.') from None
-        if expected is not None and expect != "answer":
-            raise QuestionFileError(f'{where}: only an answerable question can expect a calculation "result".')
-        qid = str(data.get("id") or f"line-{number}")
-        if qid in seen:
-            raise QuestionFileError(f"{where}: the id {qid!r} is used twice.")
-        seen.add(qid)
-        questions.append(
-            GoldQuestion(
-                qid,
-                question,
-                expect,
-                audience=audience,
-                category=str(data.get("category", "")),
-                pages=tuple(pages),
-                result=result,
-                unit=unit,
-                **lists,
-            )
-        )
+        gold = _gold_question(data, where, f"line-{number}")
+        if gold.id in seen:
+            raise QuestionFileError(f"{where}: the id {gold.id!r} is used twice.")
+        seen.add(gold.id)
+        questions.append(gold)
     if not questions:
         raise QuestionFileError(f"The question file {path} holds no questions.")
     return questions
+
+
+def _gold_question(data: object, where: str, default_id: str) -> GoldQuestion:
+    """One line's question, checked field by field; QuestionFileError names the line and the field."""
+    if not isinstance(data, dict):
+        raise QuestionFileError(f"{where} is not a JSON object.")
+    question = data.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise QuestionFileError(f'{where} has no "question" text.')
+    expect = data.get("expect")
+    if expect not in ("answer", "refuse"):
+        raise QuestionFileError(f'{where}: "expect" must be "answer" or "refuse", not {expect!r}.')
+    audience = data.get("audience", "public")
+    if audience not in SCOPES:
+        raise QuestionFileError(f'{where}: "audience" must be public or internal, not {audience!r}.')
+    lists = {}
+    for key in ("documents", "sections", "quote_contains"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise QuestionFileError(f'{where}: "{key}" must be a list of strings.')
+        lists[key] = tuple(value)
+    pages = data.get("pages", [])
+    if not isinstance(pages, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in pages):
+        raise QuestionFileError(f'{where}: "pages" must be a list of page numbers.')
+    if expect == "answer" and not lists["documents"]:
+        raise QuestionFileError(f'{where}: an answerable question needs "documents".')
+    result, unit = data.get("result", ""), data.get("unit", "")
+    if not isinstance(result, str) or not isinstance(unit, str):
+        raise QuestionFileError(f'{where}: "result" and "unit" must be strings, e.g. "540.00" and "EUR".')
+    try:
+        expected = Decimal(result) if result else None
+    except InvalidOperation:
+        raise QuestionFileError(f'{where}: "result" {result!r} is not a number.') from None
+    if expected is not None and expect != "answer":
+        raise QuestionFileError(f'{where}: only an answerable question can expect a calculation "result".')
+    return GoldQuestion(
+        str(data.get("id") or default_id),
+        question,
+        expect,
+        audience=audience,
+        category=str(data.get("category", "")),
+        pages=tuple(pages),
+        result=result,
+        unit=unit,
+        **lists,
+    )
 
 
 @dataclass(frozen=True)
