@@ -143,8 +143,7 @@ class KnowledgeBase:
 
     def _in_store(self) -> SearchingIndex | None:
         """The store's own search, when it ranks where the vectors are."""
-        index = self.store.index
-        return index if isinstance(index, SearchingIndex) else None
+        return self.store.index.searching()
 
     def _reload_if_needed(self) -> None:
         """After a sync: load the new generation, unless the store answers searches itself and nothing is loaded."""
@@ -236,8 +235,8 @@ class KnowledgeBase:
 
     def _side_file(self, searcher: Searcher) -> Path | None:
         """The approximate index's file when the corpus is big enough for one and the store keeps one (SQLite)."""
-        path = getattr(self.store.index, "approximate_path", None)
-        if not isinstance(path, Path) or len(searcher.corpus.ids) < approximate.APPROXIMATE_ROWS:
+        path = self.store.index.approximate_path
+        if path is None or len(searcher.corpus.ids) < approximate.APPROXIMATE_ROWS:
             return None
         return path
 

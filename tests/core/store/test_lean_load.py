@@ -45,7 +45,7 @@ def test_the_corpus_holds_no_text_and_reads_the_rows_as_stored(tmp_path, write_k
     assert list(corpus.audiences) == ["public", "public", "internal"]
     assert corpus.fragments[0].text == "Oak fronts cost 185 EUR per m²."
     assert corpus.fragments[-1].caption.startswith("Discounts › Authority")
-    stored = dict(index.db.execute("SELECT id, vector FROM fragments"))
+    stored = dict(index.db.execute("SELECT id, embedding FROM fragments"))
     for row, fragment_id in enumerate(corpus.ids):
         assert np.array_equal(corpus.matrix[row], np.frombuffer(stored[int(fragment_id)], dtype=np.float32))
     assert corpus.titles(SCOPES["public"]) == ["Prices", "Warranty"]
