@@ -520,7 +520,7 @@ def cmd_sweep(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         out.write("\n")
         return 0
     if found.empty:
-        print(f"Nothing to sweep in {settings.data_dir}: everything there is referred to.", file=out)
+        print(f"Nothing to sweep in {found.where}: everything there is referred to.", file=out)
         return 0
     index = found.index
     counts = [
@@ -528,7 +528,7 @@ def cmd_sweep(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         (index.unindexed_fragments, "fragment(s) kept for a removed or failed document"),
         (index.stale_batches, "fragment(s) staged by an indexing run that another process overtook"),
     ]
-    print(("Removed from " if found.applied else "Nothing refers to these in ") + f"{settings.data_dir}:", file=out)
+    print(("Removed from " if found.applied else "Nothing refers to these in ") + f"{found.where}:", file=out)
     for count, what in counts:
         if count:
             print(f"  {count} {what}", file=out)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.retrieval import Hit
+from core.store import LogRecord
 from core.text import SECTION_SEPARATOR, caption, key_terms
 
 Kind = Literal["answered", "refused"]
@@ -271,6 +272,41 @@ class Answer:
     def answered(self) -> bool:
         return self.kind == "answered"
 
+    def to_record(self) -> LogRecord:
+        """The answer as the run log keeps it: statements and calculations as JSON, scores and timings rounded."""
+        return LogRecord(
+            id=self.id,
+            question=self.question,
+            kind=self.kind,
+            reason=self.reason,
+            statements=[s.to_json() for s in self.statements],
+            discarded=self.discarded,
+            answerer=self.answerer,
+            timings={k: round(v, 2) for k, v in self.timings_ms.items()},
+            calculations=[c.to_json() for c in self.calculations],
+            scope=tuple(self.scope),
+            standalone_question=self.standalone_question,
+            fragments=tuple((h.fragment_id, round(h.score, 4)) for h in self.retrieved),
+            model_calls=self.model_calls,
+        )
+
+    @classmethod
+    def from_record(cls, record: LogRecord) -> Answer:
+        """A logged answer, rebuilt for showing again, without its retrieval details."""
+        return cls(
+            id=record.id,
+            question=record.question,
+            kind=record.kind,  # type: ignore[arg-type]  # the log holds only what an Answer wrote
+            reason=record.reason,  # type: ignore[arg-type]
+            statements=tuple(Statement.from_json(s) for s in record.statements),
+            discarded=record.discarded,
+            retrieved=(),
+            timings_ms=record.timings,
+            answerer=record.answerer,
+            calculations=tuple(Calculation.from_json(c) for c in record.calculations),
+            scope=record.scope,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -298,3 +334,11 @@ class Answer:
             "model_calls": self.model_calls,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+def turns_from(records: Sequence[LogRecord]) -> list[Turn]:
+    """A conversation's logged answers as the history a follow-up is read with."""
+    return [
+        Turn(r.question, " ".join(s["text"] for s in r.statements) if r.kind == "answered" else REFUSED_TURN)
+        for r in records
+    ]

@@ -1,22 +1,32 @@
-"""The searchable knowledge base: a store's index kept in line with the folder, and search over it."""
+"""The searchable knowledge base: a store's index kept in line with the folder, and search over it.
+
+KnowledgeBase           what bot/ and the pipeline use: sync, retrieve, titles
+ ├── Indexer            keeps the index in line with the folder: sync, one indexer, the approximate index
+ └── search             serves questions, one interface (`rank`) for two ways:
+      ├── LoadedSearch      the store's current generation loaded and ranked in memory (SQLite)
+      └── DatabaseSearch    ranked where the vectors are (PostgreSQL + pgvector); nothing is loaded
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from core import approximate
 from core.embeddings import CachedEmbedder, Embedder
 from core.errors import IndexChanged, IndexFileError, StoreUnavailable, VerbatimError
-from core.ingest import Progress, SyncReport, sync
+from core.indexer import Indexer, side_file
+from core.ingest import Progress, SyncReport
 from core.retrieval import Hit, Searcher, text_hash
 from core.settings import Settings, make_embedder
-from core.store import SearchingIndex, Store, open_store
+from core.store import IndexStore, SearchingIndex, Store, open_store
 
 log = logging.getLogger(__name__)
 
@@ -58,100 +68,97 @@ class Retrieval:
     search_ms: float
 
 
-class KnowledgeBase:
-    """Syncs the store's index with the folder and searches the generation it holds.
+Rank = Callable[[np.ndarray, Iterable[str], float], list[Hit]]  # (unit query vector, scope, floor) → hits
 
-    Any process on the same store may re-index: every search first compares the store's
-    generation with the loaded one and reloads when it moved, so no process answers from
-    documents the index no longer holds. A store that ranks itself (PostgreSQL: a `SearchingIndex`)
-    is searched where it is, always at its current generation; nothing is loaded to answer.
+
+class Search(Protocol):
+    """How questions are searched: in memory over a loaded generation, or in the database."""
+
+    def rank(self) -> Rank:
+        """What this question is ranked by; a big corpus's new generation never makes it wait for the load."""
+        ...
+
+    def titles(self, scope: frozenset[str]) -> list[str]:
+        """The titles of the documents a scope may read, in the corpus's order (public first, by path)."""
+        ...
+
+
+class DatabaseSearch:
+    """Ranked where the vectors are (PostgreSQL + pgvector), always at the store's current generation."""
+
+    def __init__(self, index: IndexStore, ranking: SearchingIndex) -> None:
+        self.index, self.ranking = index, ranking
+
+    def rank(self) -> Rank:
+        return self.ranking.search
+
+    def titles(self, scope: frozenset[str]) -> list[str]:
+        # What a search can find, in the corpus's order (public first, by path), without loading it.
+        searched = [r for r in self.index.register() if r.state in ("indexed", "indexing") and r.fragments]
+        searched.sort(key=lambda r: (r.audience != "public", r.path.encode()))
+        return list(dict.fromkeys(r.title for r in searched if r.audience in scope))
+
+
+class LoadedSearch:
+    """The store's current generation loaded in memory and searched there, reloaded when the generation moves.
+
+    Any process on the same store may re-index: every search first compares the store's generation
+    with the loaded one and reloads when it moved, so no process answers from documents the index no
+    longer holds. `on_unreadable` is told when the index can't be read and the loaded one goes on answering.
     """
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
-        self.settings = settings
-        self._model = embedder or make_embedder(settings)
-        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
-        self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
-        self._lock = threading.Lock()  # one sync at a time
+    def __init__(self, index: IndexStore, on_unreadable: Callable[[], None]) -> None:
+        self.index = index
+        self._on_unreadable = on_unreadable
         self._loading = threading.Lock()  # one reload at a time; answering never waits for a sync
-        self._searcher: Searcher | None = None
-        self._synced_at = 0.0
-        self.last_sync: float | None = None  # when this process last read the folder (epoch seconds)
+        self.current: Searcher | None = None
         self._holding = False  # set while a recovered index is refilled: keep searching what is loaded
         self._side_file_seen: tuple[int, int] | None = None  # the approximate index file last tried (mtime, size)
-        self._synced_once = False  # whether this process has synced (or seen another process sync) yet
         self._load_failed_at = float("-inf")  # when a background load last failed (monotonic seconds)
 
-    def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
-        """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
-        keys = {text_hash(t): t for t in texts}
+    @contextmanager
+    def holding(self, hold: bool) -> Iterator[None]:
+        """With `hold`, keep answering from what is loaded while the block refills a recovered index."""
+        self._holding = hold and self.current is not None
         try:
-            found = self.store.index.text_vectors(list(keys))
-        except VerbatimError:  # a read problem costs model calls, never the answer
-            return {}
-        return {keys[k]: v for k, v in found.items()}
+            yield
+        finally:
+            self._holding = False
 
-    @property
-    def notice(self) -> str | None:
-        """Set when a damaged index was moved aside and rebuilt."""
-        return self.store.index.notice
+    @contextmanager
+    def idle(self) -> Iterator[None]:
+        """No load runs while the block does (one under way finishes first)."""
+        with self._loading:
+            yield
 
-    def sync(self, progress: Progress | None = None, wait: bool = True) -> SyncReport:
-        """Re-index what changed in the knowledge folder and reload the search matrix if needed.
+    def refresh(self, only_if_loaded: bool = False) -> None:
+        """After a sync: load the new generation (with `only_if_loaded`, only when one is loaded already)."""
+        if self.current is not None or not only_if_loaded:
+            self.searcher()
 
-        On a store shared by replicas (PostgreSQL) one process indexes at a time: with `wait`
-        False, a sync finding another one at work only reloads the generation it leaves.
-        """
-        with self.store.index.sole_indexer(wait) as mine:
-            if mine:
-                return self._sync(progress)
-        with self._lock:
-            self._synced_once = True
-            self._reload_if_needed()
-            return SyncReport()
+    def rank(self) -> Rank:
+        searcher = self.searcher(wait=False)
+        return lambda query, scope, floor: self._search(searcher, query, scope, floor)
 
-    def from_index(self) -> int:
-        """Load what is indexed without reading the folder (one that can't be listed); the fragment count.
+    def titles(self, scope: frozenset[str]) -> list[str]:
+        return self.searcher().corpus.titles(scope)
 
-        0, loading nothing, when the index was built by another embedding model: its vectors can't be searched
-        with this one's questions."""
-        if self.store.index.embedder_id() != self._model.id:
-            return 0
-        with self._lock:
-            self._synced_once = True
-            self._reload_if_needed()
-            self._synced_at = time.monotonic()  # the next resync is at its time, not at every question
-        return self.store.index.stats()[0]
-
-    def _sync(self, progress: Progress | None) -> SyncReport:
-        with self._lock:
-            # A data folder deleted, or an index file overwritten, under a running bot: start it anew,
-            # and answer from the documents already loaded until it is full again.
-            self._holding = self.store.index.recover() and self._searcher is not None
+    def _search(self, searcher: Searcher, query: np.ndarray, scope: Iterable[str], floor: float) -> list[Hit]:
+        try:
+            return searcher.search(query, scope, floor)
+        except IndexChanged as exc:
+            # Another process re-indexed since the corpus answering was loaded: search the generation it
+            # left. This question waits for that load (one under way in the background included): the
+            # re-indexed document's new text may be its answer. Questions that hit nothing re-indexed
+            # never wait. Should the generation move again meanwhile, keep the hits still valid.
+            log.info("%s; searching the new generation", exc)
             try:
-                # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
-                limit = int(self.settings.max_document_mb * 1e6)
-                report = sync(Path(self.settings.knowledge_dir), self.store.index, self._model, progress, limit)
-            finally:
-                self._holding = False
-            self._synced_once = True
-            self._reload_if_needed()
-            report.search = self._build_approximate()
-            self._synced_at = time.monotonic()
-            self.last_sync = time.time()
-            return report
+                return self._fresher_searcher(searcher).search(query, scope, floor)
+            except IndexChanged as again:
+                log.warning("%s; answering from the hits still valid", again)
+                return again.hits
 
-    def _in_store(self) -> SearchingIndex | None:
-        """The store's own search, when it ranks where the vectors are."""
-        index = self.store.index
-        return index if isinstance(index, SearchingIndex) else None
-
-    def _reload_if_needed(self) -> None:
-        """After a sync: load the new generation, unless the store answers searches itself and nothing is loaded."""
-        if self._searcher is not None or self._in_store() is None:
-            self._reload_if_stale()
-
-    def _reload_if_stale(self, wait: bool = True) -> Searcher:
+    def searcher(self, wait: bool = True) -> Searcher:
         """The searcher of the store's current generation, loading it when it moved.
 
         With `wait` False (answering), a big corpus's new generation loads in a background thread
@@ -160,7 +167,7 @@ class KnowledgeBase:
         text is dropped, so every hit's text is read from the store when shown and dropped when its row
         was re-indexed, removed or narrowed since the load (IndexChanged).
         """
-        current = self._searcher
+        current = self.current
         if wait or current is None or len(current.corpus.ids) < BACKGROUND_RELOAD_ROWS:
             with self._loading:
                 return self._reload_locked()
@@ -171,10 +178,10 @@ class KnowledgeBase:
         handed_over = False  # once the thread has started, it releases `_loading`
         try:
             try:
-                generation = self.store.index.generation()
+                generation = self.index.generation()
             except VerbatimError as exc:  # as `_reload_locked`: answer from what is loaded; the next question re-syncs
                 log.warning("the index can't be read, answering from the documents loaded until it is rebuilt: %s", exc)
-                self._synced_at = float("-inf")
+                self._on_unreadable()
                 generation = current.corpus.generation
             if generation == current.corpus.generation:
                 self._attach_approximate(current)  # one built since, by this process or another
@@ -191,7 +198,7 @@ class KnowledgeBase:
 
     def _distrust_if_stale(self, searcher: Searcher) -> None:
         try:
-            if self.store.index.generation() != searcher.corpus.generation:
+            if self.index.generation() != searcher.corpus.generation:
                 searcher.corpus.distrust()
         except VerbatimError:
             searcher.corpus.distrust()
@@ -200,8 +207,8 @@ class KnowledgeBase:
         """After a hit was found re-indexed: the generation a load under way brings (waited for, never loaded
         twice), or the current one loaded now."""
         with self._loading:
-            if self._searcher is not None and self._searcher is not used:
-                return self._searcher  # a load landed while this question searched
+            if self.current is not None and self.current is not used:
+                return self.current  # a load landed while this question searched
             return self._reload_locked()
 
     def _reload_in_background(self) -> None:
@@ -218,32 +225,25 @@ class KnowledgeBase:
 
     def _reload_locked(self) -> Searcher:
         """Load the current generation if it moved (the caller holds `_loading`)."""
-        if self._holding and self._searcher is not None:
-            return self._searcher
+        if self._holding and self.current is not None:
+            return self.current
         try:
-            generation = self.store.index.generation()
-            if self._searcher is None or self._searcher.corpus.generation != generation:
-                self._searcher = Searcher(self.store.index.load())
+            generation = self.index.generation()
+            if self.current is None or self.current.corpus.generation != generation:
+                self.current = Searcher(self.index.load())
                 self._side_file_seen = None
-            self._attach_approximate(self._searcher)
+            self._attach_approximate(self.current)
         except (IndexFileError, StoreUnavailable) as exc:
-            if self._searcher is None:
+            if self.current is None:
                 raise
             # The documents loaded were checked when loaded; the next question re-syncs, which rebuilds.
             log.warning("the index can't be read, answering from the documents loaded until it is rebuilt: %s", exc)
-            self._synced_at = float("-inf")
-        return self._searcher
-
-    def _side_file(self, searcher: Searcher) -> Path | None:
-        """The approximate index's file when the corpus is big enough for one and the store keeps one (SQLite)."""
-        path = getattr(self.store.index, "approximate_path", None)
-        if not isinstance(path, Path) or len(searcher.corpus.ids) < approximate.APPROXIMATE_ROWS:
-            return None
-        return path
+            self._on_unreadable()
+        return self.current
 
     def _attach_approximate(self, searcher: Searcher) -> None:
         """Use the approximate index saved for this generation, once it appears (another process may build it)."""
-        path = self._side_file(searcher)
+        path = side_file(self.index, searcher)
         if path is None or searcher.approximate is not None:
             return
         try:
@@ -256,99 +256,96 @@ class KnowledgeBase:
         corpus = searcher.corpus
         searcher.approximate = approximate.Approximate.load(path, corpus.generation, approximate.ids_digest(corpus.ids))
 
-    def _build_approximate(self) -> str:
-        """After a sync: build and save the approximate index when the loaded generation has none; its summary."""
-        searcher = self._searcher
-        path = self._side_file(searcher) if searcher is not None else None
-        if searcher is None or path is None:
-            return ""
-        if searcher.approximate is None:
-            corpus = searcher.corpus
-            scopes = [searcher.scope_range(scope) for scope in SCOPES.values()]
-            big = [r for r in scopes if r is not None and r[1] - r[0] >= approximate.APPROXIMATE_ROWS]
-            try:
-                with approximate.building(path) as mine:
-                    if not mine:
-                        return "exact search until another process has built the approximate index"
-                    log.info("building the approximate index over %s fragments", f"{len(corpus.ids):,}")
-                    searcher.approximate = approximate.build(corpus.matrix, corpus.generation, corpus.ids, big)
-                    searcher.approximate.save(path)
-            except OSError as exc:  # this process searches with it all the same; the next sync saves it again
-                log.warning("the approximate index can't be saved to %s: %s", path, exc)
-                if searcher.approximate is None:
-                    return f"exact search: the approximate index can't be built ({exc.strerror})"
-        return searcher.approximate.summary()
 
-    def _resync_if_due(self) -> None:
-        """Pick up documents dropped into the folder while a bot runs; unchanged files cost a hash each."""
-        every = self.settings.resync_seconds
-        if not every or time.monotonic() - self._synced_at < every or self._lock.locked():
-            return
+class KnowledgeBase:
+    """Syncs the store's index with the folder (`Indexer`) and searches the generation it holds (`Search`).
+
+    A store that ranks itself (PostgreSQL: `index.searching()`) is searched where it is, always at its
+    current generation; nothing is loaded to answer. Otherwise the generation is loaded (`LoadedSearch`).
+    """
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
+        self.settings = settings
+        self._model = embedder or make_embedder(settings)
+        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
+        self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
+        index = self.store.index
+        self.loaded = LoadedSearch(index, on_unreadable=lambda: self.indexer.due_now())
+        ranking = index.searching()
+        self.search: Search = self.loaded if ranking is None else DatabaseSearch(index, ranking)
+        self.indexer = Indexer(settings, index, self._model, self.loaded, SCOPES.values())
+
+    def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""
+        keys = {text_hash(t): t for t in texts}
         try:
-            self.sync(wait=False)  # a question never waits for another replica's indexing
-        except VerbatimError as exc:  # keep answering from the index as it stands
-            log.warning("re-reading the knowledge folder failed: %s", exc)
+            found = self.store.index.text_vectors(list(keys))
+        except VerbatimError:  # a read problem costs model calls, never the answer
+            return {}
+        return {keys[k]: v for k, v in found.items()}
+
+    @property
+    def notice(self) -> str | None:
+        """Set when a damaged index was moved aside and rebuilt."""
+        return self.store.index.notice
+
+    @property
+    def last_sync(self) -> float | None:
+        """When this process last read the folder (epoch seconds)."""
+        return self.indexer.last_sync
+
+    def sync(self, progress: Progress | None = None, wait: bool = True) -> SyncReport:
+        """Re-index what changed in the knowledge folder and reload the search matrix if needed (see `Indexer`)."""
+        return self.indexer.sync(progress, wait)
+
+    def from_index(self) -> int:
+        """Load what is indexed without reading the folder; the fragment count (see `Indexer.from_index`)."""
+        return self.indexer.from_index()
+
+    def _sync_first(self) -> None:
+        """Before the first search: read the folder, unless another replica is at it (search what it has)."""
+        if self.search is self.loaded:
+            if self.loaded.current is None:
+                self.sync()
+        elif not self.indexer.synced_once:
+            self.sync(wait=False)  # another replica indexing: search what it has committed so far
 
     @property
     def searcher(self) -> Searcher:
-        """The search over the store's current generation (syncing first if nothing is loaded)."""
-        if self._searcher is None:
+        """The in-memory search over the store's current generation (syncing first if nothing is loaded)."""
+        if self.loaded.current is None:
             self.sync()
-        return self._reload_if_stale()
+        return self.loaded.searcher()
 
-    def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
-        """Embed the question and rank the fragments the scope may read."""
-        self._resync_if_due()
-        in_store = self._in_store()
-        if in_store is not None and not self._synced_once:
-            self.sync(wait=False)  # another replica indexing: search what it has committed so far
-        searcher = self._answering_searcher() if in_store is None else None
-        started = time.perf_counter()
-        query = self.embedder.embed([question])[0]
-        embedded = time.perf_counter()
-        floor = self.settings.min_similarity if floor is None else floor
-        if in_store is not None:
-            hits = in_store.search(query, scope, floor)
-        elif searcher is not None:
-            try:
-                hits = searcher.search(query, scope, floor)
-            except IndexChanged as exc:
-                # Another process re-indexed since the corpus answering was loaded: search the generation it
-                # left. This question waits for that load (one under way in the background included): the
-                # re-indexed document's new text may be its answer. Questions that hit nothing re-indexed
-                # never wait. Should the generation move again meanwhile, keep the hits still valid.
-                log.info("%s; searching the new generation", exc)
-                try:
-                    hits = self._fresher_searcher(searcher).search(query, scope, floor)
-                except IndexChanged as again:
-                    log.warning("%s; answering from the hits still valid", again)
-                    hits = again.hits
-        done = time.perf_counter()
-        return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
+    def _answering_searcher(self) -> Searcher:
+        """As `searcher`, but a big corpus's new generation never makes the question wait for its load."""
+        if self.loaded.current is None:
+            self.sync()
+        return self.loaded.searcher(wait=False)
 
     @property
     def loaded_generation(self) -> int | None:
         """The generation questions are answered from now (None before the first load); never loads."""
-        searcher = self._searcher
+        searcher = self.loaded.current
         return None if searcher is None else searcher.corpus.generation
 
-    def _answering_searcher(self) -> Searcher:
-        """As `searcher`, but a big corpus's new generation never makes the question wait for its load."""
-        if self._searcher is None:
-            self.sync()
-        return self._reload_if_stale(wait=False)
+    def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
+        """Embed the question and rank the fragments the scope may read."""
+        self.indexer.resync_if_due(lambda: self.sync(wait=False))  # never waits for another replica's indexing
+        self._sync_first()
+        rank = self.search.rank()
+        started = time.perf_counter()
+        query = self.embedder.embed([question])[0]
+        embedded = time.perf_counter()
+        hits = rank(query, scope, self.settings.min_similarity if floor is None else floor)
+        done = time.perf_counter()
+        return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""
-        if self._in_store() is None:
-            return self.searcher.corpus.titles(scope)
-        if not self._synced_once:
-            self.sync(wait=False)
-        # What a search can find, in the corpus's order (public first, by path), without loading it.
-        searched = [r for r in self.store.index.register() if r.state in ("indexed", "indexing") and r.fragments]
-        searched.sort(key=lambda r: (r.audience != "public", r.path.encode()))
-        return list(dict.fromkeys(r.title for r in searched if r.audience in scope))
+        self._sync_first()
+        return self.search.titles(scope)
 
     def close(self) -> None:
-        with self._loading:  # a background reload finishes first: it reads through the store's connections
+        with self.loaded.idle():  # a background reload finishes first: it reads through the store's connections
             self.store.close()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from core import judge
-from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn
+from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
 from core.calculations import backing, check_all, shown_only
 from core.embeddings import Embedder
 from core.errors import AnswererError, StoreUnavailable, VerbatimError
@@ -172,8 +172,11 @@ class Pipeline:
 
     def ask(self, question: str, scope: frozenset[str], surface: str, conversation: str | None = None) -> Answer:
         """Answer with the conversation's earlier turns as history, and log it."""
-        history = self.runlog.history(conversation) if conversation else []
-        return self.answer(question, scope, history, surface=surface, conversation=conversation)
+        return self.answer(question, scope, self.history(conversation), surface=surface, conversation=conversation)
+
+    def history(self, conversation: str | None, limit: int = 3) -> list[Turn]:
+        """The conversation's last `limit` turns, oldest first (none without a conversation)."""
+        return turns_from(self.runlog.history(conversation, limit)) if conversation else []
 
     def answer(
         self,
@@ -229,7 +232,7 @@ class Pipeline:
             earlier_calls=calls,
             scope=scope,
         )
-        self.runlog.record(answer, surface, conversation)
+        self.runlog.record(answer.to_record(), surface, conversation)
         return answer
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
@@ -237,7 +240,8 @@ class Pipeline:
 
     def logged_answer(self, answer_id: str) -> Answer | None:
         """An earlier answer from the run log, to show again (e.g. posted to a channel)."""
-        return self.runlog.answer(answer_id)
+        record = self.runlog.answer(answer_id)
+        return None if record is None else Answer.from_record(record)
 
     def close(self) -> None:
         self.knowledge.close()

@@ -21,7 +21,7 @@ from core import approximate
 from core.errors import KnowledgeError
 from core.review import dated, parse_date, parse_period, review_due
 from core.settings import Settings
-from core.store import INDEX_FILE, DocumentRecord, IndexStore, SearchingIndex, Unreferenced, open_store
+from core.store import DocumentRecord, IndexStore, Unreferenced, existing_store
 
 STATES = ("queued", "indexing", "indexed", "failed", "removed")
 AttentionKind = Literal["failed", "past_review", "no_owner", "bad_metadata", "no_public_document"]
@@ -75,6 +75,7 @@ class Leftovers:
     index: Unreferenced
     corrupt_files: tuple[str, ...]  # names in the data folder
     applied: bool = False
+    where: str = ""  # the store's place, as a person reads it: the data folder, or the database
 
     @property
     def empty(self) -> bool:
@@ -99,8 +100,8 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     """
     records: list[DocumentRecord] = []
     search = ""
-    if settings.database_url or (settings.data_dir / INDEX_FILE).is_file():
-        store = open_store(settings.data_dir, settings.database_url, settings.database_wait)
+    store = existing_store(settings.data_dir, settings.database_url, settings.database_wait)
+    if store is not None:
         try:
             records = store.index.register()
             search = _search(store.index, records)
@@ -132,10 +133,10 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
 
 def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
     """How questions over this index are searched, as the bots would search it now."""
-    if isinstance(index, SearchingIndex):
+    if index.searching() is not None:
         return "ranked in the database (PostgreSQL, HNSW)"
-    path = getattr(index, "approximate_path", None)
-    if not isinstance(path, Path):
+    path = index.approximate_path
+    if path is None:
         return "exact search"
     searched = [r for r in records if r.state in ("indexed", "indexing")]
     scopes = [sum(r.fragments for r in searched), sum(r.fragments for r in searched if r.audience == "public")]
@@ -178,19 +179,16 @@ def _unreadable_metadata(record: DocumentRecord) -> list[Attention]:
 
 
 def sweep_data(settings: Settings, apply: bool = False) -> Leftovers:
-    """What nothing refers to in the data folder; removed only with `apply`. A missing folder holds nothing."""
-    data = settings.data_dir
-    if not data.is_dir() and not settings.database_url:
-        return Leftovers(Unreferenced(), (), applied=apply)
-    corrupt = sorted(p for p in data.glob("*.corrupt-*") if p.is_file())
-    index = Unreferenced()
-    if settings.database_url or (data / INDEX_FILE).is_file():
-        store = open_store(data, settings.database_url, settings.database_wait)
-        try:
-            index = store.index.drop_unreferenced() if apply else store.index.unreferenced()
-        finally:
-            store.close()
-    if apply:
-        for path in corrupt:
-            path.unlink(missing_ok=True)
-    return Leftovers(index, tuple(p.name for p in corrupt), applied=apply)
+    """What nothing refers to in the store; removed only with `apply`. A store not yet created holds nothing."""
+    store = existing_store(settings.data_dir, settings.database_url, settings.database_wait)
+    if store is None:
+        return Leftovers(Unreferenced(), (), applied=apply, where=str(settings.data_dir))
+    try:
+        corrupt = store.index.damaged_copies()
+        index = store.index.drop_unreferenced() if apply else store.index.unreferenced()
+        if apply:
+            for path in corrupt:
+                path.unlink(missing_ok=True)
+        return Leftovers(index, tuple(p.name for p in corrupt), applied=apply, where=store.where)
+    finally:
+        store.close()

@@ -37,8 +37,9 @@ class Fragment:
     of: int
     text: str
     page: int | None = None  # for paged formats (PDF): where the fragment starts
-    as_of: str | None = None  # ISO date the document speaks for: its `as_of`, else the file's date when indexed
+    as_of: str | None = None  # the document's `as_of`, as its metadata gives it (see core.review.dated)
     review_every: str | None = None  # the document's own review period (`180d`, `6 months`), if it sets one
+    modified: str | None = None  # the file's date when it was indexed (ISO): the review clock without `as_of`
 
     @property
     def section_path(self) -> str:

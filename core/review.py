@@ -105,8 +105,9 @@ def date_quotes(
         for quote in statement.quotes:
             fragment = fragments.get(quote.fragment_id)
             if fragment is not None:
-                stale = past_review(fragment.as_of, fragment.review_every, default_days, today)
-                quote = replace(quote, as_of=fragment.as_of, stale=stale)
+                since = dated(fragment.as_of, fragment.modified)
+                stale = past_review(since, fragment.review_every, default_days, today)
+                quote = replace(quote, as_of=since, stale=stale)
             quotes.append(quote)
         dated_statements.append(replace(statement, quotes=tuple(quotes)))
     return tuple(dated_statements)

@@ -7,8 +7,11 @@ A `Store` bundles three small protocols, so a surface or a test can swap the eng
      ├── runlog:  RunLogStore    every answer and its feedback (user data: a re-index never drops it)
      └── state:   StateStore     seen event ids, conversation links, rate-limit counters
 
-SQLite (`core.store.sqlite`) is the embedded implementation; nothing here imports it until
-`open_store` is called, so importing `core` opens no database.
+One implementation holds the SQL (`core.store.index`, `core.store.runlog`); a small dialect per
+engine says how each engine differs (`core.store.sql`). SQLite (`core.store.sqlite`) is the
+embedded engine, PostgreSQL + pgvector (`core.store.postgres`) the shared one; nothing here
+imports either until `open_store` is called, so importing `core` opens no database. The store
+keeps records: answers and review dates are built from them above it.
 """
 
 from __future__ import annotations
@@ -18,14 +21,13 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
 
 if TYPE_CHECKING:
-    from core.answers import Answer, Turn
     from core.ingest.readers import Document
 
 INDEX_FILE = "index.sqlite3"
@@ -121,10 +123,44 @@ class Logged:
     down: int = 0
 
 
+@dataclass(frozen=True)
+class LogRecord:
+    """One answer as the run log keeps it: what `record` writes and `answer` and `history` read back."""
+
+    id: str
+    question: str
+    kind: str
+    reason: str | None
+    statements: list[dict[str, Any]]
+    discarded: int
+    answerer: str
+    timings: dict[str, float]
+    calculations: list[dict[str, Any]]
+    scope: tuple[str, ...]
+    standalone_question: str = ""  # what was searched; the question when empty
+    fragments: tuple[tuple[int, float], ...] = ()  # (fragment id, score) of each retrieved hit, best first
+    model_calls: int = 0
+
+
 class IndexStore(Protocol):
     """Documents, their fragments and vectors; rebuildable from the folder at any time."""
 
     notice: str | None  # set when a damaged index was moved aside and started anew
+
+    @property
+    def approximate_path(self) -> Path | None:
+        """Where the approximate index of the loaded corpus is saved (see core.approximate); None when the
+        store keeps none (it ranks in the database)."""
+        ...
+
+    def searching(self) -> SearchingIndex | None:
+        """The store's own ranking, when it ranks where the vectors are (PostgreSQL); None when the corpus
+        is loaded and searched in memory."""
+        ...
+
+    def damaged_copies(self) -> list[Path]:
+        """Damaged copies of the index set aside beside it (`*.corrupt-*`), for `verbatim sweep`."""
+        ...
 
     def generation(self) -> int:
         """A number that changes whenever the indexed content changes (any process, any writer)."""
@@ -178,12 +214,6 @@ class IndexStore(Protocol):
         """Undo `mark_indexing` after a failure: the staged batches go, the previous version stays searchable."""
         ...
 
-    def put(
-        self, document: Document, fragments: Sequence[Fragment], hashes: Sequence[str], vectors: np.ndarray
-    ) -> None:
-        """After `mark_indexing`: one `stage` and `commit`, for a document small enough for one batch."""
-        ...
-
     def fail(self, path: str, sha256: str, size: int, reason: str) -> None:
         """Record a document that can't be read; its old fragments stop being quoted."""
         ...
@@ -191,8 +221,6 @@ class IndexStore(Protocol):
     def remove(self, paths: Sequence[str]) -> None:
         """Documents gone from the folder: their fragments go, their register rows stay, marked `removed`."""
         ...
-
-    def failures(self) -> dict[str, str]: ...
 
     def register(self) -> list[DocumentRecord]:
         """Every document the index has seen, removed and failed ones included, by path."""
@@ -213,10 +241,9 @@ class IndexStore(Protocol):
     def close(self) -> None: ...
 
 
-@runtime_checkable
 class SearchingIndex(Protocol):
     """An index that ranks in the store itself (PostgreSQL + pgvector), so no process loads every vector
-    to answer; `KnowledgeBase` searches through it when the store's index offers it."""
+    to answer; `KnowledgeBase` searches through it when the store's index offers it (`searching()`)."""
 
     def search(
         self, query: np.ndarray, scope: Iterable[str], floor: float, k: int = TOP_K, per_document: int = PER_DOCUMENT
@@ -228,18 +255,20 @@ class SearchingIndex(Protocol):
 class RunLogStore(Protocol):
     """Append-only: every question and its answer, and feedback on answers."""
 
-    def record(self, answer: Answer, surface: str, conversation: str | None) -> None: ...
+    def record(self, entry: LogRecord, surface: str, conversation: str | None) -> None:
+        """Append an answer; the conversation key is kept only hashed."""
+        ...
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         """Record 👍 (`up`) or 👎 (`down`); False when the answer is unknown."""
         ...
 
-    def history(self, conversation: str, limit: int = 3) -> list[Turn]:
-        """The conversation's last `limit` turns, oldest first."""
+    def history(self, conversation: str, limit: int = 3) -> list[LogRecord]:
+        """The conversation's last `limit` answers, oldest first (without their retrieval details)."""
         ...
 
-    def answer(self, answer_id: str) -> Answer | None:
-        """A logged answer, rebuilt for showing again (without its retrieval details)."""
+    def answer(self, answer_id: str) -> LogRecord | None:
+        """A logged answer, for showing again (without its retrieval details)."""
         ...
 
     def tail(self, n: int = 10) -> list[Entry]: ...
@@ -277,6 +306,8 @@ class StateStore(Protocol):
 
 
 class Store(Protocol):
+    where: str  # what a person reads: the data folder, or "the PostgreSQL database at host:port"
+
     @property
     def index(self) -> IndexStore: ...
 
@@ -289,14 +320,29 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+def _in_database(database_url: str) -> bool:
+    """The one place that decides the engine: PostgreSQL for a `postgresql://…` URL, else SQLite."""
+    return database_url.startswith(("postgresql://", "postgres://"))
+
+
 def open_store(data_dir: Path | str, database_url: str = "", wait: float = 30.0) -> Store:
     """The PostgreSQL store when `database_url` is `postgresql://…` (shared by replicas; a server that can't
     be reached is tried again for `wait` seconds), else the embedded SQLite store in `data_dir` (a damaged
     index is moved aside and rebuilt)."""
-    if database_url.startswith(("postgresql://", "postgres://")):
+    if _in_database(database_url):
         from core.store.postgres import PostgresStore
 
         return PostgresStore(database_url, wait)
     from core.store.sqlite import SQLiteStore
 
     return SQLiteStore(Path(data_dir))
+
+
+def existing_store(data_dir: Path | str, database_url: str = "", wait: float = 30.0) -> Store | None:
+    """As `open_store`, but None where that would create a store: no SQLite index in `data_dir` yet."""
+    if not _in_database(database_url):
+        from core.store.sqlite import SQLiteStore
+
+        if not SQLiteStore.exists(Path(data_dir)):
+            return None
+    return open_store(data_dir, database_url, wait)

@@ -1,6 +1,9 @@
-"""Schema migrations, llm-style: append-only functions, each recorded by name once applied.
+"""Schema migrations, llm-style: append-only functions, each recorded by name once applied; one runner.
 
 Never edit or rename a migration that has shipped (databases record it by name); add the next one.
+Each engine keeps the list it shipped (SQLite: the index file and the run-log file; PostgreSQL:
+one database); they end in one schema, with the same tables and columns, which the shared SQL
+(`core.store.index`, `core.store.runlog`) reads.
 """
 
 from __future__ import annotations
@@ -8,11 +11,15 @@ from __future__ import annotations
 import fcntl
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-Migration = Callable[[sqlite3.Connection], None]
+if TYPE_CHECKING:
+    from core.store.sql import Dialect
+
+Migration = Callable[[Any], None]  # on the engine's own connection (sqlite3 or psycopg)
 
 
 @contextmanager
@@ -31,15 +38,20 @@ def one_process_at_a_time(database: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def migrate(db: sqlite3.Connection, migrations: list[Migration]) -> None:
-    """Apply, in order, the migrations this database has not seen, each recorded by name."""
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+def migrate(db: Any, migrations: Sequence[Migration], dialect: Dialect) -> list[str]:
+    """Apply, in order, the migrations this database has not seen, each in a transaction and recorded by
+    name; the names applied. The caller keeps other processes out meanwhile (a file lock, an advisory lock)."""
+    with dialect.transaction(db):
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    applied = []
     for step in migrations:
         if step.__name__ not in done:
-            with db:
+            with dialect.transaction(db):
                 step(db)
-                db.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (step.__name__,))
+                db.execute(dialect.sql(f"INSERT INTO _migrations VALUES (?, {dialect.now})"), (step.__name__,))
+            applied.append(step.__name__)
+    return applied
 
 
 # --- the index file (rebuildable) ---------------------------------------------------------------
@@ -146,6 +158,15 @@ def _m006_live_fragments_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX fragments_live ON fragments(staged, document_id)")
 
 
+def _m007_fragment_columns_as_everywhere(db: sqlite3.Connection) -> None:
+    """The fragment columns PostgreSQL always had: `of` is `total`, `vector` is `embedding` (one schema, one SQL).
+
+    A rename in place: every row, its text and its vector stay as they are.
+    """
+    db.execute("ALTER TABLE fragments RENAME COLUMN of TO total")
+    db.execute("ALTER TABLE fragments RENAME COLUMN vector TO embedding")
+
+
 INDEX_MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_fragment_hashes_pages_generation,
@@ -153,6 +174,7 @@ INDEX_MIGRATIONS: list[Migration] = [
     _m004_provenance_register,
     _m005_text_vectors,
     _m006_live_fragments_index,
+    _m007_fragment_columns_as_everywhere,
 ]
 
 
@@ -232,3 +254,104 @@ RUNLOG_MIGRATIONS: list[Migration] = [
     _m004_entries_calculations,
     _m005_entries_scope,
 ]
+
+
+# --- the PostgreSQL database (index, run log and state in one; the index's columns are the same) ------------
+
+
+def _m001_index(db: Any) -> None:
+    db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    # Starts at the clock, so a database rebuilt from scratch never repeats a generation a reader holds.
+    db.execute("INSERT INTO meta VALUES ('generation', %s)", (str(time.time_ns() // 1000),))
+    db.execute(
+        """
+        CREATE TABLE documents (
+            id BIGSERIAL PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL DEFAULT '',
+            audience TEXT NOT NULL DEFAULT 'internal',
+            owner TEXT, as_of TEXT, source TEXT,
+            sha256 TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'indexing', 'indexed', 'failed', 'removed')),
+            error TEXT,
+            indexed_at TEXT,
+            meta_sha256 TEXT NOT NULL DEFAULT '',
+            licence TEXT,
+            review_every TEXT,
+            modified TEXT
+        )
+        """
+    )
+    # `embedding` has no dimension until the first batch is embedded (see `_ensure_dimension`).
+    db.execute(
+        """
+        CREATE TABLE fragments (
+            id BIGSERIAL PRIMARY KEY,
+            document_id BIGINT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            total INTEGER NOT NULL,
+            section TEXT NOT NULL,
+            text TEXT NOT NULL,
+            embedding vector NOT NULL,
+            hash TEXT NOT NULL,
+            page INTEGER,
+            staged BIGINT NOT NULL DEFAULT 0
+        )
+        """
+    )
+    db.execute("CREATE INDEX fragments_by_document ON fragments(document_id, staged)")
+    db.execute("CREATE INDEX fragments_by_hash ON fragments(hash)")
+
+
+def _m002_runlog_and_state(db: Any) -> None:
+    db.execute(
+        """
+        CREATE TABLE entries (
+            seq BIGSERIAL UNIQUE,
+            id TEXT PRIMARY KEY,
+            at TEXT NOT NULL,
+            surface TEXT NOT NULL,
+            conversation TEXT,
+            question TEXT NOT NULL,
+            standalone_question TEXT,
+            kind TEXT NOT NULL,
+            reason TEXT,
+            statements TEXT NOT NULL,
+            discarded INTEGER NOT NULL,
+            fragments TEXT NOT NULL,
+            timings TEXT NOT NULL,
+            answerer TEXT NOT NULL,
+            model_calls INTEGER NOT NULL,
+            calculations TEXT NOT NULL DEFAULT '[]'
+        )
+        """
+    )
+    db.execute("CREATE INDEX entries_by_conversation ON entries(conversation, at)")
+    db.execute("CREATE INDEX entries_by_time ON entries(at)")
+    db.execute(
+        "CREATE TABLE feedback (answer_id TEXT NOT NULL, at TEXT NOT NULL, surface TEXT NOT NULL, "
+        "value TEXT NOT NULL CHECK (value IN ('up', 'down')), who TEXT)"
+    )
+    db.execute("CREATE INDEX feedback_by_answer ON feedback(answer_id)")
+    db.execute("CREATE TABLE seen_events (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL)")
+    db.execute("CREATE INDEX seen_events_by_age ON seen_events(at)")
+    db.execute("CREATE TABLE links (key TEXT PRIMARY KEY, conversation TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)")
+    db.execute("CREATE INDEX links_by_age ON links(at)")
+    db.execute("CREATE TABLE rate_slots (key TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)")
+    db.execute("CREATE INDEX rate_slots_by_key ON rate_slots(key, at)")
+    db.execute("CREATE TABLE stamps (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL)")
+
+
+def _m003_text_vectors(db: Any) -> None:
+    """Vectors of the sentences the extractive answerer scores, embedded at index time, by text hash."""
+    db.execute("CREATE TABLE text_vectors (hash TEXT PRIMARY KEY, vector BYTEA NOT NULL)")
+
+
+def _m004_entries_scope(db: Any) -> None:
+    """The audiences an answer could read, so it is never re-posted where a narrower scope applies."""
+    db.execute("ALTER TABLE entries ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+
+
+POSTGRES_MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state, _m003_text_vectors, _m004_entries_scope]

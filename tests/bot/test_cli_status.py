@@ -94,7 +94,8 @@ def test_sweep_lists_then_removes_only_with_apply(tmp_path, seed_index, local_em
     db = sqlite3.connect(data / INDEX_FILE)
     dim = int(db.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchone()[0])
     db.execute(
-        "INSERT INTO fragments (document_id, position, of, section, text, vector) VALUES (9999, 1, 1, '[]', 'x', ?)",
+        "INSERT INTO fragments (document_id, position, total, section, text, embedding) "
+        "VALUES (9999, 1, 1, '[]', 'x', ?)",
         (np.zeros(dim, dtype=np.float32).tobytes(),),
     )
     db.commit()
@@ -117,6 +118,23 @@ def test_sweep_lists_then_removes_only_with_apply(tmp_path, seed_index, local_em
     assert code == 0 and out.startswith(f"Removed from {data}:")
     assert run(args, capsys)[1] == f"Nothing to sweep in {data}: everything there is referred to.\n"
     assert json.loads(run([*args, "--json"], capsys)[1])["removed_documents"] == []
+
+
+def test_sweep_on_postgresql_names_the_database_and_leaves_the_data_folder_alone(
+    tmp_path, database_url, capsys, monkeypatch
+):
+    data = tmp_path / "var"
+    data.mkdir()
+    aside = data / f"{INDEX_FILE}.corrupt-20260101-000000"  # left by the SQLite store used before
+    aside.write_bytes(b"old")
+    monkeypatch.setenv("VERBATIM_DATABASE_URL", database_url)
+    args = ["sweep", "--knowledge", str(tmp_path / "kb"), "--data", str(data)]
+
+    code, out, _ = run([*args, "--apply"], capsys)
+    assert code == 0
+    assert out.startswith("Nothing to sweep in the PostgreSQL database at "), out
+    assert str(data) not in out
+    assert aside.exists(), "the database's sweep is not the data folder's"
 
 
 def test_ask_marks_a_quote_from_a_document_past_review(tmp_path, seed_index, capsys, monkeypatch):

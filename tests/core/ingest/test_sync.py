@@ -19,6 +19,11 @@ def open_index(tmp_path: Path) -> SQLiteIndex:
     return SQLiteIndex(tmp_path / "data" / INDEX_FILE)
 
 
+def failures(index: SQLiteIndex) -> dict[str, str | None]:
+    """The failed documents and why, from the register."""
+    return {r.path: r.error for r in index.register() if r.state == "failed"}
+
+
 def test_first_sync_adds_everything(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     report = sync(kb, open_index(tmp_path), fake_embedder)
@@ -65,7 +70,7 @@ def test_one_bad_file_does_not_stop_the_rest(tmp_path, write_kb, fake_embedder):
     assert report.added == 1
     assert set(report.failed) == {"broken.md", "open.md"}
     assert "UTF-8" in report.failed["broken.md"]
-    assert index.failures().keys() == {"broken.md", "open.md"}
+    assert failures(index).keys() == {"broken.md", "open.md"}
     # Still failed, and still reported, on the next run without re-reading the reason.
     assert set(sync(kb, index, fake_embedder).failed) == {"broken.md", "open.md"}
 
@@ -247,7 +252,7 @@ def test_a_reader_that_crashes_fails_only_its_own_document(tmp_path, write_kb, f
     report = sync(kb, index, fake_embedder)
     assert report.added == 2 and set(report.failed) == {"manual.html"}
     assert "RecursionError" in report.failed["manual.html"]
-    assert index.failures().keys() == {"manual.html"}
+    assert failures(index).keys() == {"manual.html"}
 
 
 def _secrets_outside(tmp_path: Path, name: str) -> Path:
@@ -287,7 +292,7 @@ def test_a_previously_indexed_file_that_becomes_a_link_outside_is_dropped(tmp_pa
     (kb / "notes.md").symlink_to(outside)
     report = sync(kb, index, fake_embedder)
     assert "outside the knowledge folder" in report.failed["notes.md"]
-    assert index.failures().keys() == {"notes.md"}
+    assert failures(index).keys() == {"notes.md"}
 
 
 def test_a_sidecar_linked_out_of_the_folder_is_refused_and_its_content_never_shown(tmp_path, write_kb, fake_embedder):

@@ -17,7 +17,7 @@ import pytest
 from core import knowledge
 from core.errors import IndexChanged
 from core.ingest import sync
-from core.knowledge import SCOPES, KnowledgeBase
+from core.knowledge import SCOPES, KnowledgeBase, LoadedSearch
 from core.retrieval import Searcher, StoredFragments
 from core.settings import Settings
 from core.store import INDEX_FILE
@@ -45,7 +45,7 @@ def test_the_corpus_holds_no_text_and_reads_the_rows_as_stored(tmp_path, write_k
     assert list(corpus.audiences) == ["public", "public", "internal"]
     assert corpus.fragments[0].text == "Oak fronts cost 185 EUR per m²."
     assert corpus.fragments[-1].caption.startswith("Discounts › Authority")
-    stored = dict(index.db.execute("SELECT id, vector FROM fragments"))
+    stored = dict(index.db.execute("SELECT id, embedding FROM fragments"))
     for row, fragment_id in enumerate(corpus.ids):
         assert np.array_equal(corpus.matrix[row], np.frombuffer(stored[int(fragment_id)], dtype=np.float32))
     assert corpus.titles(SCOPES["public"]) == ["Prices", "Warranty"]
@@ -217,7 +217,7 @@ def test_a_small_corpus_reloads_before_answering(tmp_path, write_kb, monkeypatch
     kb = knowledge_base(tmp_path, folder)
     started: list[int] = []
     monkeypatch.setattr(
-        KnowledgeBase, "_reload_in_background", lambda self: (started.append(1), self._loading.release())
+        LoadedSearch, "_reload_in_background", lambda self: (started.append(1), self._loading.release())
     )
     write_kb({"prices.md": PRICES.replace("185", "199")})
     sync(folder, index_at(tmp_path), FakeEmbedder())

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.answers import Answer, turns_from
 from core.embeddings import normalise
 from core.errors import ConfigError
 from core.ingest import sync
@@ -90,15 +91,16 @@ def test_a_stamp_is_claimed_by_one_store_per_period(make_store):
 def test_the_run_log_keeps_answers_feedback_and_history(make_store, pipeline):
     store = make_store()
     answer = pipeline.ask("How much is a walnut worktop?", frozenset({"public"}), "slack", conversation="T1:C1:1")
-    store.runlog.record(answer, "slack", "T1:C1:1")
+    store.runlog.record(answer.to_record(), "slack", "T1:C1:1")
     assert store.runlog.feedback(answer.id, "up", "slack", who="U1")
     assert not store.runlog.feedback("no-such-answer", "down", "slack")
     other = make_store()
     entry = other.runlog.tail(1)[0]
     assert (entry.id, entry.surface, entry.kind, entry.feedback) == (answer.id, "slack", answer.kind, "up")
-    assert [t.question for t in other.runlog.history("T1:C1:1")] == ["How much is a walnut worktop?"]
-    again = other.runlog.answer(answer.id)
-    assert again is not None
+    assert [t.question for t in turns_from(other.runlog.history("T1:C1:1"))] == ["How much is a walnut worktop?"]
+    record = other.runlog.answer(answer.id)
+    assert record is not None
+    again = Answer.from_record(record)
     assert (again.statements, again.calculations) == (answer.statements, answer.calculations)
     logged = other.runlog.since("2000-01-01T00:00:00Z")
     assert [(entry.id, entry.up, entry.down) for entry in logged] == [(answer.id, 1, 0)]

@@ -99,7 +99,7 @@ def test_a_database_that_drops_mid_run_is_one_sentence_and_the_pool_reconnects(o
         # The question caught by the outage was never logged; the one asked again was, once.
         logged = [e.question for e in pipeline.runlog.tail(10)]
         assert logged == ["How much are oak fronts?", "How much are oak fronts per m2?"]
-        assert [t.question for t in pipeline.runlog.history("C1:1")] == logged, "the conversation goes on"
+        assert [t.question for t in pipeline.history("C1:1")] == logged, "the conversation goes on"
         assert pipeline.store.state.first_time("slack-event:Ev2"), "an event seen while down was never recorded"
     finally:
         pipeline.close()

@@ -23,6 +23,7 @@ from core.review import Period, parse_period, past_review, review_due
 from core.settings import Settings, from_env
 from core.store import INDEX_FILE
 from core.store.migrations import INDEX_MIGRATIONS, migrate
+from core.store.sql import SQLiteDialect
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 
@@ -120,7 +121,7 @@ def test_the_register_migration_keeps_an_existing_index(tmp_path):
     path = tmp_path / INDEX_FILE
     old = sqlite3.connect(path)
     old.execute("PRAGMA foreign_keys = ON")
-    migrate(old, INDEX_MIGRATIONS[:3])  # the index as it was before the register
+    migrate(old, INDEX_MIGRATIONS[:3], SQLiteDialect())  # the index as it was before the register
     old.execute(
         "INSERT INTO documents (path, title, sha256, size, state, indexed_at) "
         "VALUES ('a.md', 'A', 'abc', 3, 'indexed', '2026-01-01 00:00:00')"
@@ -139,6 +140,39 @@ def test_the_register_migration_keeps_an_existing_index(tmp_path):
     index.remove(["a.md"])  # the new state is allowed, and the fragments still belong to their document
     assert index.register()[0].state == "removed"
     assert index.db.execute("SELECT count(*) FROM fragments").fetchone()[0] == 0
+
+
+def test_an_index_with_the_old_fragment_columns_upgrades_keeping_every_row(tmp_path, write_kb, fake_embedder):
+    path = tmp_path / "data" / INDEX_FILE
+    path.parent.mkdir()
+    old = sqlite3.connect(path)
+    old.execute("PRAGMA foreign_keys = ON")
+    migrate(old, INDEX_MIGRATIONS[:6], SQLiteDialect())  # `of` and `vector`, as released before one schema
+    old.execute(
+        "INSERT INTO documents (path, title, audience, sha256, size, state, indexed_at) "
+        "VALUES ('a.md', 'A', 'public', 'abc', 3, 'indexed', '2026-01-01 00:00:00')"
+    )
+    vector = np.arange(4, dtype=np.float32) / 4
+    old.execute(
+        "INSERT INTO fragments (document_id, position, of, section, text, vector, hash) "
+        "VALUES (1, 1, 2, '[\"S\"]', 'Some text here.', ?, 'h')",
+        (vector.tobytes(),),
+    )
+    old.execute("INSERT OR REPLACE INTO meta VALUES ('dimension', '4')")
+    old.commit()
+    generation = int(old.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+    old.close()
+
+    index = SQLiteIndex(path)
+    columns = {r[1] for r in index.db.execute("PRAGMA table_info(fragments)")}
+    assert {"total", "embedding"} <= columns and not {"of", "vector"} & columns
+    assert index.generation() == generation, "readers holding the old generation need not reload"
+    corpus = index.load()
+    fragment = corpus.fragments[0]
+    assert (fragment.text, fragment.section, fragment.position, fragment.of) == ("Some text here.", ("S",), 1, 2)
+    assert np.array_equal(corpus.matrix[0], vector)
+    assert np.array_equal(index.vectors_for(["h"])["h"], vector), "its vector is found by hash, not embedded again"
+    index.close()
 
 
 # --- review dates -------------------------------------------------------------------------------
@@ -296,7 +330,7 @@ def test_sweep_lists_leftovers_and_removes_them_only_when_applied(tmp_path, writ
     knowledge.close()
     db = sqlite3.connect(settings.data_dir / INDEX_FILE)  # foreign keys off: as an old or foreign writer might
     db.execute(
-        "INSERT INTO fragments (document_id, position, of, section, text, vector, hash) "
+        "INSERT INTO fragments (document_id, position, total, section, text, embedding, hash) "
         "VALUES (999, 1, 1, '[]', 'Nobody''s text.', ?, 'x')",
         (np.ones(FakeEmbedder().dim, dtype=np.float32).tobytes(),),
     )

@@ -1,4 +1,4 @@
-"""The run log (core/store/sqlite.py SQLiteLog, reached as pipeline.runlog): history, answers, feedback."""
+"""The run log (core/store/runlog.py, reached through the pipeline): history, answers, feedback."""
 
 from core.settings import from_env
 from tests.core.conftest import PUBLIC
@@ -8,10 +8,10 @@ from tests.fakes import Reply
 def test_ask_keeps_conversation_history_by_key(extractive):
     extractive.ask("How much is a solid oak worktop?", PUBLIC, "test", conversation="thread-1")
     follow = extractive.ask("and how heavy is a 3 m one?", PUBLIC, "test", conversation="thread-1")
-    other = extractive.runlog.history("thread-2")
+    other = extractive.history("thread-2")
     assert "solid oak worktop" in follow.standalone_question.lower()
     assert other == []
-    turns = extractive.runlog.history("thread-1")
+    turns = extractive.history("thread-1")
     assert [t.question for t in turns] == ["How much is a solid oak worktop?", "and how heavy is a 3 m one?"]
 
 
@@ -35,5 +35,5 @@ def test_the_key_never_reaches_the_run_log(llm, fake_server):
 def test_an_answer_shown_again_from_the_log_keeps_its_calculation(extractive):
     answer = extractive.ask("How much are 3 m of oak worktop?", PUBLIC, "slack", conversation="T1:C1:1")
     assert answer.calculations, "the extractive answerer computes quantity × unit price"
-    again = extractive.runlog.answer(answer.id)
+    again = extractive.logged_answer(answer.id)
     assert again is not None and again.calculations == answer.calculations, "inputs keep their quotes and captions"

@@ -14,7 +14,7 @@ from core.answers import Answer
 from core.errors import IndexCorrupt
 from core.knowledge import SCOPES, KnowledgeBase
 from core.settings import Settings
-from core.store import INDEX_FILE, open_store
+from core.store import INDEX_FILE, LogRecord, open_store
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 
@@ -22,8 +22,8 @@ PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cos
 WARRANTY = "---\ntitle: Warranty\naudience: public\n---\n## Periods\n\nJoinery carries a five year warranty.\n"
 
 
-def answer(n: int) -> Answer:
-    return Answer(f"answer-{n}", f"question {n}", "refused", "no_match", (), 0, (), {}, "extractive")
+def answer(n: int) -> LogRecord:
+    return Answer(f"answer-{n}", f"question {n}", "refused", "no_match", (), 0, (), {}, "extractive").to_record()
 
 
 def test_run_log_rows_written_after_the_data_folder_was_deleted_are_kept(tmp_path, caplog):

@@ -1,0 +1,225 @@
+"""The run log's and the bots' state's SQL, once for every engine (see `RunLogStore` and `StateStore`).
+
+The run log is append-only: rows are inserted, never updated or deleted. An engine subclasses
+`SQLRunLog` with how it connects (`_read`, `_write`) and how it serialises one key's rate slots.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from core.store import Entry, Logged, LogRecord, conversation_hash
+from core.store.sql import Dialect, Sql
+
+# The columns `record` fills, in its order.
+_ENTRY_COLUMNS = (
+    "id, at, surface, conversation, question, standalone_question, kind, reason, statements, discarded, "
+    "fragments, timings, answerer, model_calls, calculations, scope"
+)
+# The columns `_record_from` reads, in its order.
+_RECORD_COLUMNS = "id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope"
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _record_from(r: Sequence[Any]) -> LogRecord:
+    """A logged answer (_RECORD_COLUMNS), without its retrieval details."""
+    return LogRecord(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        json.loads(r[4]),
+        r[5],
+        r[6],
+        json.loads(r[7]),
+        json.loads(r[8]),
+        tuple(a for a in r[9].split(",") if a),
+    )
+
+
+class SQLRunLog:
+    """The run log and the bots' shared state in one SQL database; an engine supplies the connection."""
+
+    dialect: Dialect
+
+    def __init__(self) -> None:
+        self._next_sweep = 0.0
+
+    # --- what an engine supplies ------------------------------------------------------------------
+
+    def _read(self) -> AbstractContextManager[Sql]:
+        raise NotImplementedError
+
+    def _write(self, wait: float | None = None) -> AbstractContextManager[Sql]:
+        """One transaction; `wait` bounds how long it may wait for a connection (an engine that has one)."""
+        raise NotImplementedError
+
+    def _serialized(self, key: str) -> AbstractContextManager[Sql]:
+        """One transaction that no other process runs at the same time for the same `key`."""
+        raise NotImplementedError
+
+    # --- run log ----------------------------------------------------------------------------------
+
+    def record(self, entry: LogRecord, surface: str, conversation: str | None) -> None:
+        row = (
+            entry.id,
+            now(),
+            surface,
+            conversation_hash(conversation) if conversation else None,
+            entry.question,
+            entry.standalone_question or entry.question,
+            entry.kind,
+            entry.reason,
+            json.dumps(entry.statements, ensure_ascii=False),
+            entry.discarded,
+            json.dumps([list(f) for f in entry.fragments]),
+            json.dumps(entry.timings),
+            entry.answerer,
+            entry.model_calls,
+            json.dumps(entry.calculations, ensure_ascii=False),
+            ",".join(entry.scope),
+        )
+        marks = ", ".join("?" * len(row))
+        with self._write() as db:
+            db.execute(f"INSERT INTO entries ({_ENTRY_COLUMNS}) VALUES ({marks})", row)
+
+    def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
+        if value not in ("up", "down"):
+            raise ValueError(f"feedback must be 'up' or 'down', not {value!r}")
+        with self._write() as db:
+            if db.value("SELECT 1 FROM entries WHERE id = ?", (answer_id,)) is None:
+                return False
+            db.execute(
+                "INSERT INTO feedback VALUES (?, ?, ?, ?, ?)",
+                (answer_id, now(), surface, value, conversation_hash(who) if who else None),
+            )
+        return True
+
+    def history(self, conversation: str, limit: int = 3) -> list[LogRecord]:
+        with self._read() as db:
+            rows = db.all(
+                f"SELECT {_RECORD_COLUMNS} FROM entries WHERE conversation = ? "
+                f"ORDER BY at DESC, {self.dialect.inserted} DESC LIMIT ?",
+                (conversation_hash(conversation), limit),
+            )
+        return [_record_from(r) for r in reversed(rows)]
+
+    def answer(self, answer_id: str) -> LogRecord | None:
+        with self._read() as db:
+            row = db.execute(f"SELECT {_RECORD_COLUMNS} FROM entries WHERE id = ?", (answer_id,)).fetchone()
+        return None if row is None else _record_from(row)
+
+    def tail(self, n: int = 10) -> list[Entry]:
+        with self._read() as db:
+            rows = db.all(
+                "SELECT e.id, e.at, e.surface, e.question, e.kind, e.reason, e.statements, e.discarded, e.answerer, "
+                f"e.timings, (SELECT {self.dialect.group_concat}(value, ',') FROM feedback f WHERE f.answer_id = e.id) "
+                f"FROM entries e ORDER BY e.at DESC, e.{self.dialect.inserted} DESC LIMIT ?",
+                (n,),
+            )
+        return [
+            Entry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], json.loads(r[9]), r[10] or "")
+            for r in reversed(rows)
+        ]
+
+    def since(self, at: str) -> list[Logged]:
+        with self._read() as db:
+            rows = db.all(
+                "SELECT e.id, e.at, e.surface, e.question, coalesce(e.standalone_question, e.question), e.kind, "
+                "e.reason, e.statements, e.fragments, e.timings, "
+                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'up'), "
+                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'down') "
+                f"FROM entries e WHERE e.at >= ? ORDER BY e.at, e.{self.dialect.inserted}",
+                (at,),
+            )
+        return [
+            Logged(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                json.loads(r[7]),
+                tuple((int(f), float(score)) for f, score in json.loads(r[8])),
+                json.loads(r[9]),
+                int(r[10]),
+                int(r[11]),
+            )
+            for r in rows
+        ]
+
+    # --- bot state --------------------------------------------------------------------------------
+
+    def _sweep(self, db: Sql, now: float) -> None:
+        """Forget state older than a day (links: 30 days) now and then, so the tables stay small."""
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + 600
+        db.execute("DELETE FROM seen_events WHERE at < ?", (now - 86_400,))
+        db.execute("DELETE FROM rate_slots WHERE at < ?", (now - 86_400,))
+        db.execute("DELETE FROM links WHERE at < ?", (now - 30 * 86_400,))
+
+    # Slack wants an event acknowledged within 3 s, and whether it was seen is asked before the acknowledgement.
+    ACK_WAIT = 2.0
+
+    def first_time(self, key: str, ttl: float = 3600.0) -> bool:
+        now = time.time()
+        key = conversation_hash(key)
+        with self._write(self.ACK_WAIT) as db:  # fail in time for Slack's redelivery, never after it
+            self._sweep(db, now)
+            db.execute("DELETE FROM seen_events WHERE key = ? AND at < ?", (key, now - ttl))
+            # The unique key decides: a process racing us waits for our commit, then inserts nothing.
+            inserted = db.execute("INSERT INTO seen_events VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, now))
+        return bool(inserted.rowcount == 1)
+
+    def link(self, key: str, conversation: str) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO links VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                "SET conversation = excluded.conversation, at = excluded.at",
+                (conversation_hash(key), conversation, time.time()),
+            )
+
+    def linked(self, key: str) -> str | None:
+        with self._read() as db:
+            found = db.value("SELECT conversation FROM links WHERE key = ?", (conversation_hash(key),))
+        return None if found is None else str(found)
+
+    def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
+        now = time.time()
+        key = conversation_hash(key)
+        with self._serialized(key) as db:  # count and insert as one step, whichever process races us
+            self._sweep(db, now)
+            count, oldest = db.execute(
+                "SELECT count(*), min(at) FROM rate_slots WHERE key = ? AND at > ?", (key, now - window)
+            ).fetchone()
+            if count >= limit:
+                wait = window - (now - oldest)
+            else:
+                db.execute("INSERT INTO rate_slots VALUES (?, ?)", (key, now))
+                wait = 0.0
+        return max(wait, 0.0)
+
+    def stamped(self, key: str) -> float | None:
+        with self._read() as db:
+            at = db.value("SELECT at FROM stamps WHERE key = ?", (key,))
+        return None if at is None else float(at)
+
+    def claim(self, key: str, every: float, now: float) -> bool:
+        with self._write() as db:
+            # One statement decides and stamps, so two processes asking at once can't both win.
+            changed = db.execute(
+                "INSERT INTO stamps VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET at = excluded.at "
+                "WHERE stamps.at <= ?",
+                (key, now, now - every),
+            ).rowcount
+        return bool(changed == 1)
