@@ -12,7 +12,7 @@ import re
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _SCRIPTS = (
-    ("ru", re.compile(r"[\u0400-\u04ff]")),
+    ("cyrillic", re.compile(r"[\u0400-\u04ff]")),
     ("ar", re.compile(r"[\u0600-\u06ff]")),
     ("el", re.compile(r"[\u0370-\u03ff]")),
     ("he", re.compile(r"[\u0590-\u05ff]")),
@@ -20,23 +20,66 @@ _SCRIPTS = (
     ("ja", re.compile(r"[\u3040-\u30ff]")),
     ("ko", re.compile(r"[\uac00-\ud7af]")),
 )
+# The words a short question is made of: function words, question words, and the verbs and nouns customers and
+# staff ask with (cost, price, pay, deliver, order, days off). English words that other languages share in
+# spelling ("die", "was", "also", "a", "in") are left out of the others' lists, so English is never mistaken.
 _FUNCTION_WORDS = {
     "en": "the a an is are was do does did can could how what when where which who why you your i my we our "
-    "of to in on for with and or it this that there have has will would should much many",
-    "de": "der die das ist sind ein eine einen wie was wann wo welche welcher wer warum ich mein meine wir "
-    "sie ihr ihre und oder für mit auf von zu im nicht kann können kostet gibt es ich habe viel",
-    "fr": "le la les est sont un une des comment quel quelle quels quand où qui pourquoi je mon ma mes nous "
-    "vous votre vos et ou pour avec sur de du au aux ce cette combien puis peut faut-il",
-    "es": "el la los las es son un una unos cómo qué cuál cuándo dónde quién por porque yo mi mis nosotros "
-    "usted su sus y o para con en de del al esta este cuánto cuánta puedo puede hay",
-    "it": "il lo la gli le è sono un una come che quale quando dove chi perché io mio mia noi voi vostro "
-    "e o per con su di del al questo questa quanto quanta posso può",
-    "nl": "de het een is zijn hoe wat wanneer waar welke wie waarom ik mijn wij jullie u uw en of voor met "
-    "op van te dit dat hoeveel kan kunnen",
-    "pt": "o a os as é são um uma como que qual quando onde quem porque eu meu minha nós você seu sua e ou "
-    "para com em de do da no na este esta quanto posso pode",
+    "of to in on for with and or it this that there have has will would should much many me get any",
+    "de": "der die das dem den des ist sind ein eine einen einem wie was wann wo welche welcher welches wer warum "
+    "ich mein meine meinen mir mich wir uns sie ihr ihre euer eure euch und oder für mit auf von zu im zum zur "
+    "nicht kein keine kann können muss müssen darf soll kostet kosten gibt es habe hat haben bekomme bekommt "
+    "viel viele wieviel lange bis auch noch schon bei nach aus über liefert lieferung preis zahlen bezahlen "
+    "urlaub tage frei gilt garantie bestellung rechnung wenn ob",
+    "fr": "le la les est sont un une des comment quel quelle quels quelles quand où qui pourquoi je mon ma mes "
+    "nous vous votre vos et ou pour avec sur du au aux ce cette ces combien puis peut peux faut-il faut "
+    "est-ce que qu'est-ce c'est y a-t-il il elle coûte coute prix payer livraison livrez jours congé congés "
+    "pas ne mais dans par chez commande facture garantie dure durée gratuit gratuite",
+    "es": "el la los las es son un una unos unas cómo como qué cuál cuáles cuándo dónde donde quién quienes por "
+    "porque yo mi mis nosotros usted ustedes su sus y o para con en del al esta este estos cuánto cuánta "
+    "cuantos cuantas cuánto cuántos cuántas puedo puede pueden hay tengo tiene tienen cuesta cuestan precio "
+    "pagar envío entrega hacéis hacen días vacaciones pedido factura necesito garantía dura gratis también",
+    "it": "il lo la gli le è sono un una uno come che quale quali quando dove chi perché io mio mia miei noi "
+    "voi vostro vostra e o per con su di del della dei al alla questo questa quanto quanta quanti quante "
+    "da posso può possono costa costano prezzo pagare consegna consegnate spedizione giorni ferie ordine fattura "
+    "garanzia dura gratuita gratuito mi serve avete ho ha non anche",
+    "nl": "de het een is zijn hoe wat wanneer waar welke wie waarom ik mijn wij we jullie uw en of voor met "
+    "op van te dit dat deze hoeveel kan kunnen kost kosten prijs betalen bezorgen bezorging verzending "
+    "zaterdag dagen vakantiedagen heb hebben krijg krijgen bestelling factuur nodig garantie lang gratis "
+    "niet ook er bij naar",
+    "pt": "o a os as é são um uma como que qual quais quando onde quem porque eu meu minha meus nós você vocês "
+    "seu sua e ou para com em do da dos das no na nos nas este esta quanto quanta quantos quantas posso "
+    "pode podem custa custam preço pagar entrega entregam frete dias férias pedido fatura preciso garantia "
+    "dura grátis tenho tem têm não também",
+    "pl": "ile jak jaki jaka jakie kiedy gdzie kto dlaczego czy co ja mój moja moje my wy wasz wasza wasze pan "
+    "pani i lub albo dla z ze na w we do od po jest są to ten ta mogę może można kosztuje kosztują cena "
+    "zapłacić płaci dostawa dostarczacie wysyłka dni urlopu urlop zamówienie faktury faktura gwarancja "
+    "trwa mam macie nie też potrzebuję",
+}
+_CYRILLIC_WORDS = {
+    "ru": "как что сколько где когда кто почему это для ли мне меня вы ваш ваша можно есть нет и или на в "
+    "с по у стоит стоимость цена доставка оплатить отпуска заказ счёт счет гарантия какой какая бесплатная",
+    "uk": "як що скільки де коли хто чому це для чи мені мене ви ваш ваша можна є немає і та або на в у "
+    "з по коштує вартість ціна доставка оплатити відпустки замовлення рахунок гарантія який яка безкоштовна",
+}
+# Letters that, within the languages told apart here, one language alone writes.
+_LETTERS = {
+    "de": "äöüß",
+    "fr": "œâêîïëûùÿ",
+    "es": "ñ¿¡",
+    "pt": "ãõ",
+    "it": "ì",
+    "pl": "ąćęłńśźż",
+    "uk": "іїєґ",
+    "ru": "ыэъё",
+}
+# Elided articles and pronouns: French "j'ai", "qu'il", "l'adresse"; Italian "dell'ufficio", "un'ora".
+_ELISIONS = {
+    "fr": re.compile(r"(?<![\w'’])(?:j|qu|n|c|s|d|m|t|l)['’](?=\w)", re.IGNORECASE),
+    "it": re.compile(r"(?<![\w'’])(?:dell|all|nell|sull|dall|un|quest)['’](?=\w)", re.IGNORECASE),
 }
 _VOCAB = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
+_CYRILLIC_VOCAB = {lang: frozenset(words.split()) for lang, words in _CYRILLIC_WORDS.items()}
 NAMES = {
     "en": "English",
     "de": "German",
@@ -45,7 +88,9 @@ NAMES = {
     "it": "Italian",
     "nl": "Dutch",
     "pt": "Portuguese",
+    "pl": "Polish",
     "ru": "Russian",
+    "uk": "Ukrainian",
     "ar": "Arabic",
     "el": "Greek",
     "he": "Hebrew",
@@ -60,16 +105,38 @@ def detect(text: str) -> str | None:
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return None
+    words = [w.lower() for w in _WORD.findall(text)]
     for code, script in _SCRIPTS:
         if sum(1 for c in letters if script.match(c)) / len(letters) > 0.5:
-            return code
-    words = [w.lower() for w in _WORD.findall(text)]
-    if len(words) < 3:
-        return None
-    counts = {lang: sum(1 for w in words if w in vocab) for lang, vocab in _VOCAB.items()}
+            if code != "cyrillic":
+                return code
+            # Russian unless the words or letters say Ukrainian (or the other way round).
+            return _best(words, _CYRILLIC_VOCAB, {"ru", "uk"}, need=1) or "ru"
+    elided = {lang: len(pattern.findall(text)) for lang, pattern in _ELISIONS.items()}
+    return _best(words, _VOCAB, set(_VOCAB), need=2, extra=elided)
+
+
+def _best(
+    words: list[str],
+    vocab: dict[str, frozenset[str]],
+    languages: set[str],
+    need: int,
+    extra: dict[str, int] | None = None,
+) -> str | None:
+    """The language with the most evidence (its words, and words spelt with a letter only it writes), when
+    that is at least `need` and more than any other language has; never another language over English."""
+    counts = dict.fromkeys(vocab, 0.0)
+    for lang, n in (extra or {}).items():
+        counts[lang] += n
+    for word in words:
+        for lang, known in vocab.items():
+            if word in known:
+                counts[lang] += 1
+        for lang, own in _LETTERS.items():
+            if lang in languages and any(c in own for c in word):
+                counts[lang] += 1
     best = max(counts, key=lambda lang: counts[lang])
     runner_up = max(v for lang, v in counts.items() if lang != best)
-    # Clear evidence only: two function words at least, and more than any other language has.
-    if counts[best] >= 2 and counts[best] > runner_up:
+    if counts[best] >= need and counts[best] > runner_up:
         return best
     return None

@@ -1,5 +1,8 @@
 """Questions in a language the model can't read get an honest answer, never "not covered"."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from core import SCOPES
@@ -29,6 +32,59 @@ def test_a_question_in_another_language_is_answered_honestly_not_refused_as_unco
     assert (answer.kind, answer.reason) == ("refused", "language")
     assert answer.languages == ("en",) and answer.language in ("de", "ru")
     assert answer.retrieved == (), "no search is made in a language the model can't read"
+
+
+# Short questions as customers and staff type them, a few per language (and none of them English).
+SHORT = {
+    "de": [
+        "Wie viel kostet die Lieferung?",
+        "Liefert ihr auch am Samstag?",
+        "Preis für Montage?",
+        "Darf ich im Homeoffice arbeiten?",
+    ],
+    "fr": [
+        "Combien coûte un plan de travail en chêne ?",
+        "prix de la pose ?",
+        "J'ai oublié mon mot de passe",
+        "Livrez-vous le samedi ?",
+    ],
+    "es": [
+        "¿Cuánto dura la garantía?",
+        "cuantos dias de vacaciones tengo",
+        "necesito una factura",
+        "¿Puedo pagar con tarjeta?",
+    ],
+    "it": ["Quanto costa la consegna?", "quanti giorni di ferie ho", "Mi serve una fattura", "Chi paga il reso?"],
+    "nl": [
+        "Hoeveel kost de bezorging?",
+        "Kan ik met pin betalen?",
+        "Wat is de opzegtermijn?",
+        "Wie betaalt het retourneren?",
+    ],
+    "pt": ["Quanto custa a entrega?", "Posso pagar com cartão?", "O frete é grátis?", "Esqueci a minha senha"],
+    "pl": ["Ile kosztuje dostawa?", "Czy mogę zapłacić kartą?", "cena montażu?", "Kiedy dostanę wypłatę?"],
+    "ru": ["Сколько стоит доставка?", "Можно оплатить картой?", "Мне нужен счёт", "Когда я получу зарплату?"],
+    "uk": ["Скільки коштує доставка?", "Чи можна оплатити карткою?", "ціна монтажу?", "Коли я отримаю зарплату?"],
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "language"), [(q, lang) for lang, qs in SHORT.items() for q in qs], ids=lambda v: str(v)[:30]
+)
+def test_short_questions_are_told_apart_in_the_languages_companies_write(question, language):
+    assert detect(question) == language
+
+
+def test_no_english_gold_question_is_taken_for_another_language():
+    root = Path(__file__).resolve().parents[2] / "evals"
+    questions = [
+        json.loads(line)["question"]
+        for name in ("demo.jsonl", "policies.jsonl")
+        for line in (root / name).read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert len(questions) > 200
+    assert [q for q in questions if detect(q) not in ("en", None)] == []
 
 
 def test_question_languages_are_a_setting():
