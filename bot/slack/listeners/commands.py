@@ -34,15 +34,18 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
         log.info("skipping a replayed /ask (trigger_id seen before)")
         return
     try:
-        answer = deps.pipeline.ask(clean_question(text), deps.scope_for(channel), SURFACE)
+        question = clean_question(text)
+    except VerbatimError as exc:  # only the question's own faults are the asker's to mend
+        client.chat_postEphemeral(channel=channel, user=user, text=presenter.invalid_question(exc))
+        return
+    try:
+        answer = deps.pipeline.ask(question, deps.scope_for(channel), SURFACE)
         actions = [render.share_actions(answer.id)] if presenter.present(answer).feedback else []
         for message in render.messages(answer, actions):
             client.chat_postEphemeral(channel=channel, user=user, blocks=message.blocks, text=message.text)
     except StoreUnavailable as exc:
         log.warning("/ask was not answered: %s", exc)
         client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.UNAVAILABLE}")
-    except VerbatimError as exc:
-        client.chat_postEphemeral(channel=channel, user=user, text=presenter.invalid_question(exc))
     except Exception:
         log.exception("answering /ask failed")
         client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.APOLOGY}")
