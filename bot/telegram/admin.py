@@ -15,9 +15,9 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot import presenter
-from bot.admin import SUBCOMMANDS, reply, subcommand
+from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
 from bot.telegram.config import TelegramSettings
-from core import Pipeline, conversation_hash
+from core import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class Admin:
             log.warning(
                 "/verbatim %s refused: user %s is not in TELEGRAM_ADMIN_USERS",
                 sub or "(none)",
-                conversation_hash(f"telegram-user:{user.id if user else message.chat_id}"),
+                user_hash(user.id if user else message.chat_id),
             )
             await message.reply_text(presenter.NOT_ALLOWED)
             return
@@ -65,4 +65,4 @@ class Admin:
             try:
                 await bot.set_my_commands(listed, scope=BotCommandScopeChat(admin))
             except TelegramError as exc:
-                log.info("could not list /verbatim for admin %s: %s", conversation_hash(str(admin)), exc)
+                log.info("could not list /verbatim for admin %s: %s", user_hash(admin), exc)
