@@ -16,12 +16,12 @@ from telegram.ext import ContextTypes
 
 from bot import presenter
 from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
+from bot.asking import split
 from bot.telegram.config import TelegramSettings
+from bot.telegram.render import LIMIT
 from core import Pipeline
 
 log = logging.getLogger(__name__)
-
-LIMIT = 4000  # Telegram refuses messages over 4,096 characters
 
 
 class Admin:
@@ -56,7 +56,8 @@ class Admin:
         if sub == "reindex":
             await message.reply_text(presenter.REINDEX_STARTED)
         text = await asyncio.to_thread(reply, self.pipeline, sub)
-        await message.reply_text(text[:LIMIT])
+        for part in split(text, LIMIT):
+            await message.reply_text(part)
 
     async def publish(self, bot: Bot, public: list[BotCommand]) -> None:
         """List /verbatim in each admin's private chat only; an admin who never opened one is skipped."""

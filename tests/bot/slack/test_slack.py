@@ -256,14 +256,14 @@ def answered(*texts, discarded=0):
 
 
 def test_document_text_cannot_ping_the_channel_or_forge_a_link():
-    message = messages(answered("Call <!channel> & see <https://evil.example|prices>"))[0]
+    message = messages(presenter.present(answered("Call <!channel> & see <https://evil.example|prices>")))[0]
     text = blocks_text(message.blocks)
     assert "<!channel>" not in text and "&lt;!channel&gt; &amp; see &lt;https://evil.example|prices&gt;" in text
 
 
 def test_long_answers_are_split_within_slacks_limits():
     answer = answered(*[f"Statement {i} " + "x" * 1100 for i in range(40)], discarded=2)
-    parts = messages(answer)
+    parts = messages(presenter.present(answer))
     assert len(parts) > 1
     for part in parts:
         assert len(part.blocks) <= BLOCK_LIMIT
