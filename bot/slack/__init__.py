@@ -11,9 +11,9 @@ from slack_sdk import WebClient
 from bot.asking import Asker
 from bot.presenter import Voice
 from bot.slack.config import SlackSettings, slack_settings
-from bot.slack.http import serve_http, start_http_server
 from bot.slack.listeners import Deps, register
 from bot.slack.listeners.common import SURFACE
+from bot.slack.server import serve_http, start_http_server
 from core import SCOPES, ConfigError, Pipeline, VerbatimError
 
 __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_server"]
