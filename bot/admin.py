@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from bot import presenter
-from core import Pipeline, admin_status, recent_gaps
+from core import Pipeline, admin_status, conversation_hash, recent_gaps
 
 SUBCOMMANDS = ("status", "reindex", "gaps")
 
@@ -14,6 +14,11 @@ def subcommand(text: str) -> str:
     """The first word after /verbatim, lower-cased ("" when none)."""
     words = (text or "").split()
     return words[0].lower() if words else ""
+
+
+def user_hash(user_id: int | str) -> str:
+    """A user as log lines name them: the hash the run log keeps for the same user's feedback (who=str(id))."""
+    return conversation_hash(str(user_id))
 
 
 def reply(pipeline: Pipeline, sub: str) -> str:

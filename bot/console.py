@@ -8,7 +8,9 @@ import uuid
 from typing import TextIO
 
 from bot import presenter
-from core import SCOPES, Answer, Pipeline, VerbatimError, clean_question
+from bot.asking import Asker, Notice
+from bot.presenter import Presentation
+from core import SCOPES, Answer, Pipeline
 
 _MARK = {"answer": ("1;32", "✅"), "refusal": ("1;35", "🚫"), "error": ("1;33", "⚠ "), "language": ("1;34", "🌐")}
 
@@ -23,10 +25,13 @@ class Style:
         return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
 
 
-def render(answer: Answer, color: bool = False, width: int = 88) -> str:
-    """An answer as terminal text: quotes with captions, or the refusal in its own style."""
+def render(answer: Answer, color: bool = False, width: int = 88, shown: Presentation | None = None) -> str:
+    """An answer as terminal text: quotes with captions, or the refusal in its own style.
+
+    `shown` is the answer's presentation, when the caller has it already.
+    """
     s = Style(color)
-    shown = presenter.present(answer)
+    shown = shown or presenter.present(answer)
     code, mark = _MARK[shown.style]
     lines = [s(code, f"{mark} {shown.heading}")]
     for part in shown.parts:
@@ -56,6 +61,7 @@ def chat(pipeline: Pipeline, audience: str, out: TextIO, inp: TextIO | None = No
     inp = inp or sys.stdin
     color = out.isatty()
     conversation = f"console:{uuid.uuid4().hex}"
+    asker = Asker(pipeline, "console")
     print(
         f"Ask about the documents in {pipeline.settings.knowledge_dir} ({audience} audience). "
         "Follow-up questions keep the conversation; '/new' starts another, '/quit' or Ctrl-D leaves.",
@@ -84,11 +90,11 @@ def chat(pipeline: Pipeline, audience: str, out: TextIO, inp: TextIO | None = No
             continue
         if not command:
             continue
-        try:
-            question = clean_question(line)
-        except VerbatimError as exc:
-            print(f"   {exc}", file=out)
+        question = asker.admit(line)
+        if isinstance(question, Notice):
+            print(f"   {question.detail}", file=out)  # the operator's own terminal: core's sentence as it is
             continue
-        answer = pipeline.ask(question, SCOPES[audience], surface="console", conversation=conversation)
-        print(render(answer, color), file=out)
+        # Not asker.reply: a failure ends the session with its sentence, as every `verbatim` command does.
+        reply = asker.answer(question, SCOPES[audience], conversation)
+        print(render(reply.answer, color, shown=reply.shown), file=out)
         print(file=out)

@@ -20,3 +20,10 @@ def port_from(env: Mapping[str, str], name: str, default: int) -> int:
                 raise ConfigError(f"{variable} must be a port number, not {raw!r}.")
             return int(raw)
     return default
+
+
+def voice_from(env: Mapping[str, str]) -> tuple[str, str]:
+    """The company's name (VERBATIM_COMPANY_NAME, else "our company") and the example question
+    (VERBATIM_EXAMPLE_QUESTION, else none) that every surface's help texts use."""
+    company = env.get("VERBATIM_COMPANY_NAME", "").strip() or "our company"
+    return company, env.get("VERBATIM_EXAMPLE_QUESTION", "").strip()

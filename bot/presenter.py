@@ -3,16 +3,15 @@
 `present(answer)` makes the one decision (error / refused with closest sections /
 answered: statements, quotes, captions, the discarded note) as neutral parts; the console,
 Slack and Telegram only turn those parts into their own markup. Help texts name no product:
-they come from settings (`VERBATIM_COMPANY_NAME`, `VERBATIM_EXAMPLE_QUESTION`) and from the
-titles of the documents the surface may read.
+they come from each surface's settings (`VERBATIM_COMPANY_NAME`, `VERBATIM_EXAMPLE_QUESTION`,
+read by bot.env) and from the titles of the documents the surface may read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -127,6 +126,7 @@ class Presentation:
     heading: str  # tells the style at a glance; chat surfaces let an answer's quotes speak for themselves
     parts: tuple[Part, ...]
     feedback: bool  # whether 👍 / 👎 (or sharing) is offered
+    answer_id: str = ""  # what those buttons carry: the answer's run-log id
 
     @property
     def plain(self) -> str:
@@ -156,7 +156,7 @@ def present(answer: Answer) -> Presentation:
         parts = [Part("text", REFUSAL_TEXT)]
         if answer.closest:
             parts.append(Part("note", closest_note(answer.closest)))
-        return Presentation("refusal", REFUSAL_HEADING, tuple(parts), feedback=True)
+        return Presentation("refusal", REFUSAL_HEADING, tuple(parts), feedback=True, answer_id=answer.id)
     parts = []
     for statement in answer.statements:
         if not statement.restates_its_quote:
@@ -170,7 +170,7 @@ def present(answer: Answer) -> Presentation:
         parts.append(Part("note", discarded_note(answer.discarded)))
     if answer.calculations_dropped:
         parts.append(Part("note", calculations_dropped_note(answer.calculations_dropped)))
-    return Presentation("answer", ANSWER_HEADING, tuple(parts), feedback=True)
+    return Presentation("answer", ANSWER_HEADING, tuple(parts), feedback=True, answer_id=answer.id)
 
 
 def calculation_line(calculation: Calculation) -> str:
@@ -211,15 +211,6 @@ class Voice:
     company: str
     example: str  # an example question, or "" when none is configured
     topics: tuple[str, ...]  # titles of the documents this surface may read
-
-    @classmethod
-    def from_env(cls, titles: Sequence[str], env: Mapping[str, str] | None = None) -> Voice:
-        env = os.environ if env is None else env
-        return cls(
-            company=env.get("VERBATIM_COMPANY_NAME", "").strip() or "our company",
-            example=env.get("VERBATIM_EXAMPLE_QUESTION", "").strip(),
-            topics=tuple(titles),
-        )
 
     def topic_list(self, limit: int = 6) -> str:
         shown = list(self.topics[:limit])

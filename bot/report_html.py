@@ -147,11 +147,11 @@ def _or_none(rows: Sequence[object], body: str) -> str:
     return body if rows else f'<p class="muted">{_e(presenter.REPORT_NONE)}</p>'
 
 
-def render(report: Report) -> str:
-    """The whole report as one HTML document."""
+def _cards(report: Report) -> str:
+    """The headline figures: asked, answered, refused, 👍 and 👎."""
     c = presenter.REPORT_COLUMNS
     totals = report.totals
-    cards = "".join(
+    return "".join(
         f'<div class="card"><b>{_e(value)}</b>{_e(label)}</div>'
         for label, value in (
             (c["asked"], totals.asked),
@@ -161,18 +161,28 @@ def render(report: Report) -> str:
             (c["down"], report.down),
         )
     )
+
+
+def _plots(report: Report) -> str:
+    """The questions per day and the refusals by reason, side by side."""
+    c = presenter.REPORT_COLUMNS
     legend = (
         f'<div class="legend muted"><span style="background:{ANSWERED}"></span>{_e(c["answered"])}'
         f'<span style="background:{REFUSED}"></span>{_e(c["refused"])}</div>'
     )
-    plots = (
+    return (
         '<div class="plots">'
         f"<div><h2>{_e(presenter.REPORT_SECTIONS['trend'])}</h2>{trend_svg(report)}{legend}</div>"
         f"<div><h2>{_e(presenter.REPORT_SECTIONS['reasons'])}</h2>"
         f"{_or_none(list(report.reasons), reasons_svg(report))}</div>"
         "</div>"
     )
-    surfaces = _table(
+
+
+def _surfaces(report: Report) -> str:
+    """Questions per surface."""
+    c = presenter.REPORT_COLUMNS
+    return _table(
         [c["surface"], c["asked"], c["answered"], c["refused"], c["rate"]],
         (
             [_e(name), str(n.asked), str(n.answered), str(n.refused), presenter.percent(n.refused, n.asked)]
@@ -180,7 +190,12 @@ def render(report: Report) -> str:
         ),
         numeric=(1, 2, 3, 4),
     )
-    gaps = _table(
+
+
+def _gaps(report: Report) -> str:
+    """Refused questions, grouped by meaning, with the nearest section."""
+    c = presenter.REPORT_COLUMNS
+    return _table(
         [c["times"], c["question"], c["nearest"], c["surfaces"], c["last"]],
         (
             [
@@ -196,7 +211,12 @@ def render(report: Report) -> str:
         numeric=(0,),
         nowrap=(4,),
     )
-    disliked = _table(
+
+
+def _disliked(report: Report) -> str:
+    """Answers marked 👎, with what they quoted."""
+    c = presenter.REPORT_COLUMNS
+    return _table(
         ["👎", c["question"], c["quotes"], c["surface"], c["when"]],
         (
             [
@@ -216,13 +236,22 @@ def render(report: Report) -> str:
         nowrap=(4,),
     )
 
-    def usage(rows: Sequence[Any], limit: int | None = None) -> str:
-        return _table([c["name"], c["answers"]], ([_e(u.name), str(u.answers)] for u in rows[:limit]), numeric=(1,))
 
-    def names(rows: Sequence[Any]) -> str:
-        return '<ul class="flat">' + "".join(f"<li>{_e(u.name)}</li>" for u in rows) + "</ul>"
+def _usage(rows: Sequence[Any], limit: int | None = None) -> str:
+    """Documents or sections with how many answers quoted each."""
+    c = presenter.REPORT_COLUMNS
+    return _table([c["name"], c["answers"]], ([_e(u.name), str(u.answers)] for u in rows[:limit]), numeric=(1,))
 
-    slowest = _table(
+
+def _names(rows: Sequence[Any]) -> str:
+    """Documents or sections as a two-column list."""
+    return '<ul class="flat">' + "".join(f"<li>{_e(u.name)}</li>" for u in rows) + "</ul>"
+
+
+def _slowest(report: Report) -> str:
+    """The slowest answers and where their time went."""
+    c = presenter.REPORT_COLUMNS
+    return _table(
         [c["ms"], c["question"], c["result"], c["surface"], c["when"], c["steps"]],
         (
             [
@@ -238,25 +267,29 @@ def render(report: Report) -> str:
         numeric=(0,),
         nowrap=(4,),
     )
+
+
+def render(report: Report) -> str:
+    """The whole report as one HTML document."""
     body = "".join(
         [
             f"<h1>{_e(presenter.REPORT_TITLE)}</h1>",
             f'<p class="period">{_e(presenter.report_period(report))}</p>',
-            f'<div class="cards">{cards}</div>',
-            plots,
-            _section("surfaces", _or_none(list(report.surfaces), surfaces)),
+            f'<div class="cards">{_cards(report)}</div>',
+            _plots(report),
+            _section("surfaces", _or_none(list(report.surfaces), _surfaces(report))),
             _section(
                 "gaps",
-                _or_none(report.gaps, f'<p class="note">{_e(presenter.gaps_note(report))}</p>{gaps}'),
+                _or_none(report.gaps, f'<p class="note">{_e(presenter.gaps_note(report))}</p>{_gaps(report)}'),
             ),
-            _section("disliked", _or_none(report.disliked, disliked)),
-            _section("documents_quoted", _or_none(report.documents_quoted, usage(report.documents_quoted))),
-            _section("documents_never", _or_none(report.documents_never, names(report.documents_never))),
+            _section("disliked", _or_none(report.disliked, _disliked(report))),
+            _section("documents_quoted", _or_none(report.documents_quoted, _usage(report.documents_quoted))),
+            _section("documents_never", _or_none(report.documents_never, _names(report.documents_never))),
             _section(
-                "sections_quoted", _or_none(report.sections_quoted, usage(report.sections_quoted, SECTIONS_SHOWN))
+                "sections_quoted", _or_none(report.sections_quoted, _usage(report.sections_quoted, SECTIONS_SHOWN))
             ),
-            _section("sections_never", _or_none(report.sections_never, names(report.sections_never))),
-            _section("slowest", _or_none(report.slowest, slowest)),
+            _section("sections_never", _or_none(report.sections_never, _names(report.sections_never))),
+            _section("slowest", _or_none(report.slowest, _slowest(report))),
         ]
     )
     return (

@@ -8,10 +8,12 @@ from slack_bolt import App
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
+from bot.asking import Asker
 from bot.presenter import Voice
 from bot.slack.config import SlackSettings, slack_settings
-from bot.slack.http import serve_http, start_http_server
 from bot.slack.listeners import Deps, register
+from bot.slack.listeners.common import SURFACE
+from bot.slack.server import serve_http, start_http_server
 from core import SCOPES, ConfigError, Pipeline, VerbatimError
 
 __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_server"]
@@ -44,7 +46,8 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
     except OSError as exc:  # urllib's URLError and socket errors: Slack is out of reach
         raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
-    register(app, Deps(pipeline, settings, Voice.from_env(pipeline.knowledge.titles(SCOPES["internal"]))))
+    voice = Voice(settings.company, settings.example_question, tuple(pipeline.knowledge.titles(SCOPES["internal"])))
+    register(app, Deps(pipeline, settings, voice, Asker(pipeline, SURFACE)))
     return app
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.env import port_from
+from bot.env import port_from, voice_from
 from core import ConfigError
 
 
@@ -31,6 +31,8 @@ class SlackSettings:
     public_channels: frozenset[str] = frozenset()
     admin_users: frozenset[str] = frozenset()  # Slack user ids allowed /verbatim
     digest_channel: str = ""  # where the weekly gap digest goes; "" for none
+    company: str = "our company"
+    example_question: str = ""  # shown in usage hints; none by default
 
     def __repr__(self) -> str:
         return f"SlackSettings(mode={self.mode!r}, port={self.port}, api_url={self.api_url!r})"
@@ -86,4 +88,7 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
     if digest and digest in channels:
         # The digest quotes refused questions from every surface and names internal sections: staff only.
         raise ConfigError("VERBATIM_DIGEST_CHANNEL must be a staff channel, not one of SLACK_PUBLIC_CHANNELS.")
-    return SlackSettings(bot_token, mode, app_token, signing_secret, port, api_url, channels, admins, digest)
+    company, example = voice_from(env)
+    return SlackSettings(
+        bot_token, mode, app_token, signing_secret, port, api_url, channels, admins, digest, company, example
+    )

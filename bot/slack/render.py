@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import presenter
-from core import Answer
+from bot.asking import split
+from bot.presenter import Presentation
 
 TEXT_LIMIT = 3000  # Slack's limit for one section's text
 BLOCK_LIMIT = 50  # Slack's limit of blocks per message
@@ -25,23 +26,8 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _chunks(text: str, limit: int) -> list[str]:
-    """Split text into pieces of at most `limit` characters, at line ends or spaces when possible."""
-    pieces = []
-    while len(text) > limit:
-        cut = text.rfind("\n", 0, limit)
-        if cut <= 0:
-            cut = text.rfind(" ", 0, limit)
-        if cut <= 0:
-            cut = limit
-        pieces.append(text[:cut])
-        text = text[cut:].lstrip("\n ")
-    pieces.append(text)
-    return pieces
-
-
 def _section(mrkdwn: str) -> list[Block]:
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in _chunks(mrkdwn, TEXT_LIMIT)]
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in split(mrkdwn, TEXT_LIMIT)]
 
 
 def _context(mrkdwn: str) -> Block:
@@ -77,9 +63,8 @@ def share_actions(answer_id: str) -> Block:
     return _buttons(f"share:{answer_id}", ("verbatim_share", presenter.SHARE_LABEL, answer_id))
 
 
-def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
+def answer_blocks(shown: Presentation) -> tuple[list[Block], str]:
     """The answer's blocks (before splitting into messages) and its plain-text fallback, both escaped."""
-    shown = presenter.present(answer)
     blocks: list[Block] = []
     if shown.style in ("error", "language"):
         icon = "⚠️" if shown.style == "error" else "🌐"
@@ -105,13 +90,13 @@ def answer_blocks(answer: Answer) -> tuple[list[Block], str]:
     return blocks, escape(shown.plain)
 
 
-def messages(answer: Answer, actions: list[Block] | None = None) -> list[Message]:
-    """One or more messages within Slack's limits; the action buttons go on the last one."""
-    blocks, fallback = answer_blocks(answer)
+def messages(shown: Presentation, actions: list[Block] | None = None) -> list[Message]:
+    """One or more messages within Slack's limits; the action buttons (👍 / 👎 unless given) go on the last one."""
+    blocks, fallback = answer_blocks(shown)
     if actions is None:
-        actions = [feedback_actions(answer.id)] if presenter.present(answer).feedback else []
+        actions = [feedback_actions(shown.answer_id)] if shown.feedback else []
     room = BLOCK_LIMIT - len(actions)
     groups = [blocks[i : i + room] for i in range(0, len(blocks), room)] or [[]]
     groups[-1] = groups[-1] + actions
-    texts = _chunks(fallback, TEXT_LIMIT)
+    texts = split(fallback, TEXT_LIMIT)
     return [Message(group, texts[i] if i < len(texts) else "(continued)") for i, group in enumerate(groups)]

@@ -15,13 +15,13 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot import presenter
-from bot.admin import SUBCOMMANDS, reply, subcommand
+from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
+from bot.asking import split
 from bot.telegram.config import TelegramSettings
-from core import Pipeline, conversation_hash
+from bot.telegram.render import LIMIT
+from core import Pipeline
 
 log = logging.getLogger(__name__)
-
-LIMIT = 4000  # Telegram refuses messages over 4,096 characters
 
 
 class Admin:
@@ -42,7 +42,7 @@ class Admin:
             log.warning(
                 "/verbatim %s refused: user %s is not in TELEGRAM_ADMIN_USERS",
                 sub or "(none)",
-                conversation_hash(f"telegram-user:{user.id if user else message.chat_id}"),
+                user_hash(user.id if user else message.chat_id),
             )
             await message.reply_text(presenter.NOT_ALLOWED)
             return
@@ -56,7 +56,8 @@ class Admin:
         if sub == "reindex":
             await message.reply_text(presenter.REINDEX_STARTED)
         text = await asyncio.to_thread(reply, self.pipeline, sub)
-        await message.reply_text(text[:LIMIT])
+        for part in split(text, LIMIT):
+            await message.reply_text(part)
 
     async def publish(self, bot: Bot, public: list[BotCommand]) -> None:
         """List /verbatim in each admin's private chat only; an admin who never opened one is skipped."""
@@ -65,4 +66,4 @@ class Admin:
             try:
                 await bot.set_my_commands(listed, scope=BotCommandScopeChat(admin))
             except TelegramError as exc:
-                log.info("could not list /verbatim for admin %s: %s", conversation_hash(str(admin)), exc)
+                log.info("could not list /verbatim for admin %s: %s", user_hash(admin), exc)

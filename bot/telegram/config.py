@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from bot.env import port_from
+from bot.env import port_from, voice_from
 from core import ConfigError
 
 # The example tokens in Telegram's own documentation, which people paste as placeholders.
@@ -74,8 +74,7 @@ def telegram_settings(env: Mapping[str, str] | None = None) -> TelegramSettings:
     raw_rate = get("TELEGRAM_QUESTIONS_PER_MINUTE") or "5"
     if not raw_rate.isdigit() or int(raw_rate) < 1:
         raise ConfigError(f"TELEGRAM_QUESTIONS_PER_MINUTE must be a whole number above 0, not {raw_rate!r}.")
-    company = get("VERBATIM_COMPANY_NAME") or "our company"
-    example = get("VERBATIM_EXAMPLE_QUESTION")
+    company, example = voice_from(env)
     raw_admins = [u.strip() for u in get("TELEGRAM_ADMIN_USERS").split(",") if u.strip()]
     odd = [u for u in raw_admins if not u.isdigit()]
     if odd:

@@ -13,9 +13,10 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot import presenter
+from bot.asking import Asker, Notice, Reply, failure
 from bot.telegram import render
 from bot.telegram.config import TelegramSettings
-from core import SCOPES, Pipeline, StoreUnavailable, VerbatimError, clean_question, conversation_hash
+from core import SCOPES, Pipeline, conversation_hash
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class Handlers:
         self.scope = SCOPES[settings.audience]
         # Reply chains and rate limits live in the store: they survive a restart and are shared by replicas.
         self.state = pipeline.store.state
+        self.asker = Asker(pipeline, SURFACE, settings.questions_per_minute)
         self.voice = presenter.Voice(
             settings.company, settings.example_question, tuple(pipeline.knowledge.titles(self.scope))
         )
@@ -96,30 +98,18 @@ class Handlers:
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Log first, then tell the user briefly; the bot keeps running."""
-        if isinstance(context.error, StoreUnavailable):  # one sentence in the log: it is not a bug
-            log.warning("a Telegram update was not answered: %s", context.error)
-            text = presenter.UNAVAILABLE
-        else:
-            log.error("a Telegram update failed", exc_info=context.error)
-            text = presenter.APOLOGY
+        notice = failure(context.error, "a Telegram update")
         if isinstance(update, Update) and update.effective_message:
             try:
-                await update.effective_message.reply_text(f"⚠️ {text}")
+                await update.effective_message.reply_text(notice.line)
             except TelegramError:
                 log.warning("could not tell the user about the error either")
 
     async def _answer(self, message: Message, text: str, context: ContextTypes.DEFAULT_TYPE) -> None:
-        try:
-            question = clean_question(text)
-        except VerbatimError as exc:  # checked before the rate limit: a bad question costs no slot
-            await message.reply_text(presenter.invalid_question(exc))
-            return
         user = message.from_user.id if message.from_user else message.chat_id
-        wait = await asyncio.to_thread(
-            self.state.take_slot, f"telegram-user:{user}", self.settings.questions_per_minute
-        )
-        if wait:
-            await message.reply_text(presenter.slow_down(wait))
+        question = await asyncio.to_thread(self.asker.admit, text, str(user))
+        if isinstance(question, Notice):
+            await message.reply_text(question.line)
             return
         replied = message.reply_to_message
         linked = None
@@ -132,15 +122,22 @@ class Handlers:
             ChatAction.TYPING,
             message_thread_id=message.message_thread_id if message.is_topic_message else None,
         )
-        answer = await asyncio.to_thread(self.pipeline.ask, question, self.scope, SURFACE, conversation)
-        parts = render.messages(answer)
+        reply = await asyncio.to_thread(self.asker.reply, question, self.scope, conversation)
+        if isinstance(reply, Notice):
+            await message.reply_text(reply.line)
+            return
+        await self._send(message, reply, conversation)
+
+    async def _send(self, message: Message, reply: Reply, conversation: str) -> None:
+        """The answer as one or more replies, 👍 / 👎 under the last; each reply continues the conversation."""
+        parts = render.messages(reply.shown)
         keyboard = None
-        if presenter.present(answer).feedback:
+        if reply.shown.feedback:
             keyboard = InlineKeyboardMarkup(
                 [
                     [
-                        InlineKeyboardButton("👍", callback_data=f"fb:up:{answer.id}"),
-                        InlineKeyboardButton("👎", callback_data=f"fb:down:{answer.id}"),
+                        InlineKeyboardButton("👍", callback_data=f"fb:up:{reply.answer.id}"),
+                        InlineKeyboardButton("👎", callback_data=f"fb:down:{reply.answer.id}"),
                     ]
                 ]
             )

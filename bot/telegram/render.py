@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from bot import presenter
-from core import Answer
+from bot.asking import split
+from bot.presenter import Presentation
 
 LIMIT = 4096  # Telegram's limit for one message's text
 
@@ -22,9 +22,12 @@ class Piece:
     def html(self, text: str | None = None) -> str:
         return f"{self.open}{html.escape(self.text if text is None else text, quote=False)}{self.close}"
 
+    def size(self, text: str) -> int:
+        """How long a part of this piece's text is once sent: escaped and in its tags."""
+        return len(self.html(text))
 
-def pieces(answer: Answer) -> list[Piece]:
-    shown = presenter.present(answer)
+
+def pieces(shown: Presentation) -> list[Piece]:
     if shown.style in ("error", "language"):
         return [Piece(f"{'⚠️' if shown.style == 'error' else '🌐'} {shown.parts[0].text}")]
     if shown.style == "refusal":
@@ -48,25 +51,11 @@ def pieces(answer: Answer) -> list[Piece]:
     return out
 
 
-def _split(piece: Piece, room: int) -> list[str]:
-    """A piece too long for one message, cut into well-formed parts that each fit `room`."""
-    parts, text = [], piece.text
-    while text:
-        size = len(text)
-        while len(piece.html(text[:size])) > room:
-            size = max(1, size * 3 // 4)
-        cut = text.rfind(" ", 0, size) if size < len(text) else size
-        cut = cut if cut > 0 else size
-        parts.append(piece.html(text[:cut]))
-        text = text[cut:].lstrip(" ")
-    return parts
-
-
-def messages(answer: Answer) -> list[str]:
+def messages(shown: Presentation) -> list[str]:
     """The answer as HTML messages of at most 4,096 characters, split between pieces, tags intact."""
     out: list[str] = []
     current = ""
-    for piece in pieces(answer):
+    for piece in pieces(shown):
         rendered = piece.html()
         if len(current) + len(rendered) <= LIMIT:
             current += rendered
@@ -77,7 +66,8 @@ def messages(answer: Answer) -> list[str]:
         if len(rendered) <= LIMIT:
             current = rendered
         else:
-            *full, current = _split(piece, LIMIT)
+            # A piece too long for one message alone: cut into well-formed parts, each wrapped in its tags.
+            *full, current = (piece.html(t) for t in split(piece.text, LIMIT, piece.size))
             out.extend(full)
     if current.strip():
         out.append(current.rstrip())

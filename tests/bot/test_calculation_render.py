@@ -64,7 +64,7 @@ def test_console_renders_the_calculation_block():
 
 
 def test_slack_renders_the_calculation_bold_and_its_sources_as_context():
-    message = slack_render.messages(answer())[0]
+    message = slack_render.messages(presenter.present(answer()))[0]
     sections = [b["text"]["text"] for b in message.blocks if b["type"] == "section"]
     contexts = [b["elements"][0]["text"] for b in message.blocks if b["type"] == "context"]
     assert f"*{LINE}*" in sections
@@ -73,7 +73,7 @@ def test_slack_renders_the_calculation_bold_and_its_sources_as_context():
 
 
 def test_telegram_renders_the_calculation_bold_and_escapes_it():
-    text = telegram_render.messages(answer())[0]
+    text = telegram_render.messages(presenter.present(answer()))[0]
     assert f"<b>{LINE}</b>" in text
     assert f"<i>📄 310 EUR per m: {WORKTOP.caption}</i>" in text
     assert "one piece of worktop &lt;3 m&gt;" in text and "<3 m>" not in text

@@ -2,6 +2,7 @@
 
 from bot import presenter
 from bot.console import render
+from bot.env import voice_from
 from bot.slack import render as slack_render
 from bot.telegram import render as telegram_render
 from core import Answer, Quote, Statement
@@ -39,9 +40,17 @@ def test_a_refusal_names_the_closest_sections_and_an_error_offers_no_feedback():
 def test_every_surface_says_the_same_refusal_and_apology():
     refused = answer("refused", "no_match")
     failed = answer("refused", "error")
-    for text in (render(refused), slack_render.messages(refused)[0].text, telegram_render.messages(refused)[0]):
+    for text in (
+        render(refused),
+        slack_render.messages(presenter.present(refused))[0].text,
+        telegram_render.messages(presenter.present(refused))[0],
+    ):
         assert presenter.REFUSAL_HEADING in text and presenter.REFUSAL_TEXT.replace("'", "") in text.replace("'", "")
-    for text in (render(failed), slack_render.messages(failed)[0].text, telegram_render.messages(failed)[0]):
+    for text in (
+        render(failed),
+        slack_render.messages(presenter.present(failed))[0].text,
+        telegram_render.messages(presenter.present(failed))[0],
+    ):
         assert presenter.APOLOGY.split(".")[0] in text
 
 
@@ -51,7 +60,7 @@ def test_help_texts_name_the_documents_and_no_demo_product():
     assert "for example" not in voice.mention_hint()
     configured = presenter.Voice("Acme", "how many leave days do I get?", ())
     assert configured.command_usage("/ask").endswith("/ask how many leave days do I get?")
-    assert presenter.Voice.from_env(("A",), {}).company == "our company"
+    assert voice_from({}) == ("our company", "")
 
 
 def test_an_empty_question_is_not_told_to_be_shorter():

@@ -46,10 +46,10 @@ def test_every_surface_shows_the_note_beside_the_caption():
     stale = answer(STALE)
     console = render(stale)
     assert f"📄 Price list › Fronts · p. 4 · fragment 2 of 6 · {NOTE}" in console
-    blocks, fallback = slack_render.answer_blocks(stale)
+    blocks, fallback = slack_render.answer_blocks(presenter.present(stale))
     contexts = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
     assert contexts == [f"📄 Price list › Fronts · p. 4 · fragment 2 of 6 · {NOTE}"] and NOTE in fallback
-    (telegram,) = telegram_render.messages(stale)
+    (telegram,) = telegram_render.messages(presenter.present(stale))
     assert f"<i>📄 Price list › Fronts · p. 4 · fragment 2 of 6 · {NOTE}</i>" in telegram
     assert "may be out of date" not in render(answer(FRESH))
 

@@ -51,7 +51,7 @@ def on_share(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: Web
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": presenter.shared_by(f"<@{user}>", render.escape(answer.question))}],
     }
-    first, *rest = render.messages(answer)
+    first, *rest = render.messages(presenter.present(answer))
     if len(first.blocks) < render.BLOCK_LIMIT:
         first = render.Message([header, *first.blocks], first.text)
     reply(client, channel, None, [first, *rest])

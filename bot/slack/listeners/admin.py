@@ -14,10 +14,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import presenter
-from bot.admin import SUBCOMMANDS, reply, subcommand
+from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
 from bot.slack import render
 from bot.slack.listeners.common import Deps
-from core import conversation_hash
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +32,7 @@ def ack_admin(ack: Ack, command: dict[str, Any], deps: Deps) -> None:
         log.warning(
             "/verbatim %s refused: user %s is not in SLACK_ADMIN_USERS",
             sub or "(none)",
-            conversation_hash(command.get("user_id", "")),
+            user_hash(command.get("user_id", "")),
         )
         ack(text=presenter.NOT_ALLOWED)
     elif sub not in SUBCOMMANDS:

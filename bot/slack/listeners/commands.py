@@ -8,11 +8,11 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot import presenter
+from bot.asking import Notice, Reply
 from bot.slack import render
-from bot.slack.listeners.common import SURFACE, Deps
+from bot.slack.listeners.common import Deps, answer_with
 from bot.slack.listeners.messages import question_text
-from core import StoreUnavailable, VerbatimError, clean_question
+from core import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,19 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
     if _replayed(command, deps):
         log.info("skipping a replayed /ask (trigger_id seen before)")
         return
-    try:
-        answer = deps.pipeline.ask(clean_question(text), deps.scope_for(channel), SURFACE)
-        actions = [render.share_actions(answer.id)] if presenter.present(answer).feedback else []
-        for message in render.messages(answer, actions):
+
+    def say(text: str) -> None:
+        client.chat_postEphemeral(channel=channel, user=user, text=text)
+
+    def post(reply: Reply) -> None:
+        actions = [render.share_actions(reply.answer.id)] if reply.shown.feedback else []
+        for message in render.messages(reply.shown, actions):
             client.chat_postEphemeral(channel=channel, user=user, blocks=message.blocks, text=message.text)
-    except StoreUnavailable as exc:
-        log.warning("/ask was not answered: %s", exc)
-        client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.UNAVAILABLE}")
-    except VerbatimError as exc:
-        client.chat_postEphemeral(channel=channel, user=user, text=presenter.invalid_question(exc))
-    except Exception:
-        log.exception("answering /ask failed")
-        client.chat_postEphemeral(channel=channel, user=user, text=f"⚠️ {presenter.APOLOGY}")
+
+    question = deps.asker.admit(text)
+    if isinstance(question, Notice):
+        return say(question.line)
+    answer_with(deps, question, channel, None, say, post)
 
 
 def _replayed(command: dict[str, Any], deps: Deps) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import presenter
+from bot.asking import Asker, Notice, Reply, failure
 from bot.slack import render
 from bot.slack.config import SlackSettings
 from core import SCOPES, Pipeline, StoreUnavailable
@@ -26,6 +28,7 @@ class Deps:
     pipeline: Pipeline
     settings: SlackSettings
     voice: presenter.Voice
+    asker: Asker
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Deps:
         return self
@@ -44,6 +47,28 @@ def reply(client: WebClient, channel: str, thread_ts: str | None, answer_message
             unfurl_links=False,
             unfurl_media=False,
         )
+
+
+def answer_with(
+    deps: Deps,
+    question: str,
+    channel: str,
+    conversation: str | None,
+    say: Callable[[str], None],
+    post: Callable[[Reply], None],
+) -> None:
+    """Answer `question` asked in `channel`: `post` the answer, or `say` the sentence in its place.
+
+    Posting can fail too (blocks Slack refuses, a channel just archived): that is one more sentence.
+    """
+    try:
+        outcome = deps.asker.reply(question, deps.scope_for(channel), conversation)
+        if isinstance(outcome, Notice):
+            say(outcome.line)
+        else:
+            post(outcome)
+    except Exception as exc:
+        say(failure(exc, "posting a Slack answer").line)
 
 
 def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> None:

@@ -11,9 +11,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import presenter
+from bot.asking import Notice, Reply
 from bot.slack import render
-from bot.slack.listeners.common import SURFACE, Deps, mark_answered, react, reply
-from core import StoreUnavailable, VerbatimError, clean_question
+from bot.slack.listeners.common import Deps, answer_with, mark_answered, react, reply
 
 log = logging.getLogger(__name__)
 
@@ -38,25 +38,22 @@ def answer_in_thread(
     deps: Deps, client: WebClient, event: dict[str, Any], thread_ts: str | None, conversation: str
 ) -> None:
     channel, ts = event["channel"], event["ts"]
+
+    def say(text: str) -> None:
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)
+
+    def post(answered: Reply) -> None:
+        reply(client, channel, thread_ts, render.messages(answered.shown))
+
     text = question_text(event.get("text", ""))
     if not text:
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=render.escape(deps.voice.mention_hint()))
-        return
-    try:
-        question = clean_question(text)
-    except VerbatimError as exc:
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=presenter.invalid_question(exc))
-        return
+        return say(render.escape(deps.voice.mention_hint()))
+    question = deps.asker.admit(text)
+    if isinstance(question, Notice):
+        return say(question.line)
     react(client, WORKING, channel, ts, add=True)
     try:
-        answer = deps.pipeline.ask(question, deps.scope_for(channel), SURFACE, conversation)
-        reply(client, channel, thread_ts, render.messages(answer))
-    except StoreUnavailable as exc:
-        log.warning("a Slack question was not answered: %s", exc)
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=f"⚠️ {presenter.UNAVAILABLE}")
-    except Exception:
-        log.exception("answering a Slack message failed")
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=f"⚠️ {presenter.APOLOGY}")
+        answer_with(deps, question, channel, conversation, say, post)
     finally:
         react(client, WORKING, channel, ts, add=False)
 

@@ -9,7 +9,7 @@ from bot.slack import start_http_server
 from bot.slack.listeners import question_text
 from bot.slack.render import BLOCK_LIMIT, TEXT_LIMIT, escape, messages
 from core.answers import Answer, Quote, Statement
-from core.errors import AnswererError
+from core.errors import AnswererError, RunLogError
 from tests.bot.slack.conftest import (
     WAIT,
     dispatch,
@@ -256,14 +256,14 @@ def answered(*texts, discarded=0):
 
 
 def test_document_text_cannot_ping_the_channel_or_forge_a_link():
-    message = messages(answered("Call <!channel> & see <https://evil.example|prices>"))[0]
+    message = messages(presenter.present(answered("Call <!channel> & see <https://evil.example|prices>")))[0]
     text = blocks_text(message.blocks)
     assert "<!channel>" not in text and "&lt;!channel&gt; &amp; see &lt;https://evil.example|prices&gt;" in text
 
 
 def test_long_answers_are_split_within_slacks_limits():
     answer = answered(*[f"Statement {i} " + "x" * 1100 for i in range(40)], discarded=2)
-    parts = messages(answer)
+    parts = messages(presenter.present(answer))
     assert len(parts) > 1
     for part in parts:
         assert len(part.blocks) <= BLOCK_LIMIT
@@ -338,3 +338,18 @@ def test_a_replayed_ask_command_is_answered_once(make_app, fake_slack):
     assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200  # the same signed request again
     drain(app)  # a second answer, had the replay started one, has been posted by now
     assert len(fake_slack.calls("chat.postEphemeral")) == 1
+
+
+def test_a_run_log_that_cannot_be_written_gets_the_apology_not_advice_or_a_path(
+    make_app, fake_slack, pipeline, monkeypatch, caplog
+):
+    def unwritable(*args, **kwargs):
+        raise RunLogError("The run log /srv/verbatim/var/runlog.sqlite3 can't be written (disk I/O error).")
+
+    monkeypatch.setattr(pipeline.runlog, "record", unwritable)
+    app = make_app()
+    dispatch(app, ask_command("how much is a walnut worktop?"), "application/x-www-form-urlencoded")
+    told = fake_slack.wait_for("chat.postEphemeral")[0].body["text"]
+    drain(app)
+    assert told == f"⚠️ {presenter.APOLOGY}"
+    assert "/srv/verbatim" in caplog.text, "the operator's log names the run log"

@@ -303,7 +303,7 @@ def answered(*texts):
 
 def test_html_survives_angle_brackets_ampersands_and_long_text():
     long_quote = "Prices < 100 & > 50 apply. " * 300  # ~8,000 characters, far over one message
-    parts = messages(answered("Use <b>bold</b> & <script>", long_quote, "Short one."))
+    parts = messages(presenter.present(answered("Use <b>bold</b> & <script>", long_quote, "Short one.")))
     assert len(parts) > 1
     for part in parts:
         assert len(part) <= LIMIT

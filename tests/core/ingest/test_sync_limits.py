@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.cli import _progress_bar
+from bot.cli.shared import progress_bar
 from core.errors import ConfigError, IndexFileError, KnowledgeError
 from core.ingest import FRAGMENT_BATCH, FragmentProgress, sync
 from core.knowledge import KnowledgeBase
@@ -180,7 +180,7 @@ def test_the_progress_bar_shows_fragments_rate_and_time_left():
             return True
 
     stream = Terminal()
-    bar = _progress_bar(stream)
+    bar = progress_bar(stream)
     assert bar is not None
     bar(1, 3, "big.md")
     bar.fragments(FragmentProgress("big.md", 512, 7834, 16.0))

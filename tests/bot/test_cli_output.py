@@ -1,4 +1,4 @@
-"""The `verbatim` command, hardened: -v logs, escaped run log, index exit codes, one notice, placeholder tokens."""
+"""What `verbatim` logs, prints and exits with: -v, an escaped run log, exit codes, one notice, placeholders."""
 
 import io
 import os
@@ -22,7 +22,7 @@ def kb_args(tmp_path, seed_index):
     return ["--knowledge", str(DEMO_KB), "--data", str(seed_index(tmp_path / "d"))]
 
 
-# --- item 13: -v logs what happens ------------------------------------------------------------
+# --- -v logs what happens -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_verbose_logs_each_command_to_stderr(kb_args, capsys, command, expected)
     assert " INFO " not in quiet
 
 
-# --- item 15: the run log cannot drive the terminal ---------------------------------------------
+# --- the run log cannot drive the terminal --------------------------------------------------------
 
 
 def test_the_run_log_shows_control_characters_escaped(tmp_path, kb_args, capsys):
@@ -57,7 +57,7 @@ def test_printable_keeps_ordinary_text():
     assert printable("a\tb\nc\x9bd") == "a\\tb\\nc\\x9bd"
 
 
-# --- item 17: index's exit code ----------------------------------------------------------------
+# --- index's exit code ----------------------------------------------------------------------------
 
 
 def test_index_exits_1_and_names_the_documents_that_failed(tmp_path, write_kb, capsys):
@@ -72,7 +72,7 @@ def test_index_exits_1_and_names_the_documents_that_failed(tmp_path, write_kb, c
     assert code == 0 and "failed 0" in out
 
 
-# --- item 18: one notice, no pile of damaged files ---------------------------------------------
+# --- a damaged index: one notice, no pile of damaged files ----------------------------------------
 
 
 def test_a_damaged_index_is_announced_once_and_only_its_latest_copy_kept(tmp_path, write_kb, capsys):
@@ -93,7 +93,7 @@ def test_a_damaged_index_is_announced_once_and_only_its_latest_copy_kept(tmp_pat
     assert set(aside) <= {latest, f"{latest}-wal"}, "at most the latest copy and its -wal; never a -shm"
 
 
-# --- item 14: the placeholders of .env.example --------------------------------------------------
+# --- serve with the placeholders of .env.example --------------------------------------------------
 
 
 @pytest.fixture

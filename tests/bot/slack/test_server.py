@@ -1,4 +1,4 @@
-"""Slack hardening: escaped fallback text, HTTP mode that rejects junk in one log line, placeholder tokens, ports."""
+"""Slack's HTTP mode (bot/slack/server.py): junk is rejected in one log line, without its body."""
 
 import logging
 import socket
@@ -8,41 +8,9 @@ import httpx
 import pytest
 
 from bot.slack import start_http_server
-from bot.slack.config import slack_settings
-from bot.slack.http import MAX_BODY_BYTES
-from core import ConfigError, KnowledgeBase, Pipeline, Settings, VerbatimError
-from core.answers import Claim, Draft
-from core.fakes import ScriptedAnswerer, WordEmbedder
-from tests.bot.slack.conftest import dispatch, event_body, form, mention, signed_headers
-
-HOSTILE = "Big news <!channel>: ask <@U0BADGUY> at <https://evil.example|our shop> about the spring offer today."
-
-
-@pytest.fixture
-def hostile_pipeline(tmp_path, write_kb):
-    """A document whose text, and a model whose statement, try to ping everyone and forge a link."""
-    folder = write_kb({"offers.md": f"# Offers\n\n{HOSTILE}\n"})
-    settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "hostile-data", min_similarity=0.1)
-    kb = KnowledgeBase(settings, WordEmbedder())
-    kb.sync()
-    statement = "Everyone <!here> should ask <https://evil.example|at our shop>"
-    return Pipeline(settings, kb, ScriptedAnswerer(Draft(True, (Claim(statement, 1, HOSTILE),))))
-
-
-# --- item 8: the text fallback is escaped like the blocks ---------------------------------------
-
-
-def test_the_notification_text_can_never_ping_or_forge_a_link(make_app, fake_slack, hostile_pipeline):
-    dispatch(make_app(the_pipeline=hostile_pipeline), event_body(mention("spring offer at the shop?")))
-    post = fake_slack.wait_for("chat.postMessage")[0].body
-    for raw in ("<!channel>", "<!here>", "<@U0BADGUY>", "<https://evil.example|"):
-        assert raw not in post["text"], f"{raw} reached chat.postMessage's text"
-        assert raw not in str(post["blocks"])
-    assert "&lt;!channel&gt;" in post["text"] and "&lt;!here&gt;" in post["text"]
-    assert "&lt;https://evil.example|our shop&gt;" in post["text"]
-
-
-# --- items 9 and 10: HTTP mode ----------------------------------------------------------------
+from bot.slack.server import MAX_BODY_BYTES
+from core import VerbatimError
+from tests.bot.slack.conftest import event_body, form, mention, signed_headers
 
 
 @pytest.fixture
@@ -135,36 +103,6 @@ def test_listening_is_logged_at_info(make_app, caplog):
         stop.set()
     lines = [r for r in caplog.records if "listening on port" in r.getMessage()]
     assert [r.levelno for r in lines] == [logging.INFO] and str(port) in lines[0].getMessage()
-
-
-# --- item 14: placeholders -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("env", "variable"),
-    [
-        ({"SLACK_BOT_TOKEN": "xoxb-", "SLACK_APP_TOKEN": "xapp-1-A1-2-abc"}, "SLACK_BOT_TOKEN"),
-        ({"SLACK_BOT_TOKEN": "xoxb-…", "SLACK_APP_TOKEN": "xapp-1-A1-2-abc"}, "SLACK_BOT_TOKEN"),
-        ({"SLACK_BOT_TOKEN": "xoxb-1-2-abc", "SLACK_APP_TOKEN": "xapp-"}, "SLACK_APP_TOKEN"),
-    ],
-)
-def test_placeholder_tokens_are_refused_in_one_sentence_naming_the_variable(env, variable):
-    with pytest.raises(ConfigError) as error:
-        slack_settings(env)
-    message = str(error.value)
-    assert message.startswith(f"{variable} is still the") and message.count(". ") == 0 and "\n" not in message
-
-
-# --- item 18: a port of its own ----------------------------------------------------------------
-
-
-def test_slack_port_overrides_the_shared_port():
-    base = {"SLACK_BOT_TOKEN": "xoxb-1-2-abc", "SLACK_MODE": "http", "SLACK_SIGNING_SECRET": "s"}
-    assert slack_settings(base).port == 3000
-    assert slack_settings({**base, "PORT": "5000"}).port == 5000
-    assert slack_settings({**base, "PORT": "5000", "SLACK_PORT": "5100"}).port == 5100
-    with pytest.raises(ConfigError, match=r"^SLACK_PORT must be a port number"):
-        slack_settings({**base, "SLACK_PORT": "http"})
 
 
 def test_nothing_is_left_waiting_after_a_rejection(events_url):

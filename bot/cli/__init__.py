@@ -1,0 +1,68 @@
+"""The `verbatim` command: index, search, and the other front ends' entry points."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from bot.cli import answering, measuring, records
+from bot.cli.records import public_surfaces
+from bot.cli.shared import printable
+from core import VerbatimError, from_env, load_env_file
+
+__all__ = ["build_parser", "main", "printable", "public_surfaces"]
+
+log = logging.getLogger("verbatim")
+
+
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """The one handler `verbatim` installs; found again and replaced when main() runs twice in a process."""
+
+
+def configure_logging(level: int) -> None:
+    """Log lines at `level` and above to stderr (as it is now: a test's captured stream included).
+
+    Not logging.basicConfig: it does nothing once any handler is on the root logger, which is
+    how `-v` came to log nothing wherever something else had configured logging first.
+    """
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(handler)
+    handler = _StderrHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verbatim", description="Answers from your documents, quoted verbatim.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in (answering, measuring, records):  # in this order in `verbatim --help`
+        group.add_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(logging.INFO if args.verbose else logging.WARNING)
+    try:
+        load_env_file()
+        settings = from_env().with_paths(getattr(args, "knowledge", None), getattr(args, "data", None))
+        return int(args.run(args, settings, out))
+    except VerbatimError as exc:
+        log.debug("failed", exc_info=True)
+        print(f"verbatim: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
