@@ -62,7 +62,3 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
