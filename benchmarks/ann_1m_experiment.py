@@ -4,10 +4,10 @@ Run: python benchmarks/ann_1m_experiment.py matrix N            # writes /tmp/ve
      python benchmarks/ann_1m_experiment.py diagnose N SCOPE_END  # exact top-k structure: gaps, ties, scores
      python benchmarks/ann_1m_experiment.py hnsw N SCOPE_END [--m 32] [--efc 80] [--flat]
      python benchmarks/ann_1m_experiment.py ivf N SCOPE_END [--nlist 4096] [--nprobe 8,16,32,64]
-     python benchmarks/ann_1m_experiment.py product N   # core.approximate.build on scopes [0, N/4) and [0, N)
+     python benchmarks/ann_1m_experiment.py product N   # core.vectors.approximate.build on scopes [0, N/4) and [0, N)
 The matrix is made as benchmarks/scale.py makes its index (same generator, same order of draws), in the
 order the store loads it (public documents first, then by path), so rows [0, N/4) are the public scope.
-The check queries are those of core.approximate's build-time check (its `_sample_queries`, seed 0 →
+The check queries are those of core.vectors.approximate's build-time check (its `_sample_queries`, seed 0 →
 the same 200 per scope as `build` draws for its first scope).
 `hnsw` and `ivf` compare faiss indexes and need `pip install faiss-cpu` (no longer a dependency: the
 product's k-means is numpy's); `product` times the product's own build.
@@ -66,8 +66,8 @@ def rss() -> float:
 
 
 def check_queries(m: np.ndarray, scope_end: int) -> np.ndarray:
-    """The build-time check's queries: core.approximate._sample_queries after the same draws as `build`."""
-    from core import approximate
+    """The build-time check's queries: core.vectors.approximate._sample_queries after the same draws as `build`."""
+    from core.vectors import approximate
 
     rng = np.random.default_rng(0)
     # build() draws the graph's training sample first, then the queries: reproduce that order.
@@ -254,8 +254,8 @@ def run_ivf(m: np.ndarray, end: int, nlist: int, nprobes: list[int], train_point
 
 
 def run_product(m: np.ndarray, n: int, scope_ends: list[int]) -> None:
-    """core.approximate.build as the product runs it, then served recall@5 and latency on other queries."""
-    from core import approximate
+    """core.vectors.approximate.build as the product runs it, then served recall@5 and latency on other queries."""
+    from core.vectors import approximate
 
     scopes = [(0, end) for end in scope_ends]
     before = rss()

@@ -16,10 +16,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.evaluation import load_questions  # noqa: E402
-from core.knowledge import SCOPES  # noqa: E402
-from core.pipeline import Pipeline  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.answering.pipeline import Pipeline  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
+from core.measuring.evaluation import load_questions  # noqa: E402
+from core.retrieval.knowledge import SCOPES  # noqa: E402
 
 
 def main() -> None:

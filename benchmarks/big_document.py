@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.embeddings import LocalEmbedder
 from core.ingest import FragmentProgress, sync
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
+from core.vectors.embeddings import LocalEmbedder
 
 _WORDS = "oak walnut front worktop delivery warranty joinery cabinet hinge drawer price customer order fitting "
 _WORDS += "measure panel edge finish colour oil lacquer floor carry install return refund week month day"

@@ -23,11 +23,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from minipdf import Flow, PdfWriter  # noqa: E402
 
-from core.embeddings import LocalEmbedder  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
 from core.ingest.fragments import fragment_document  # noqa: E402
 from core.ingest.readers import parse_document, pdf  # noqa: E402
-from core.knowledge import KnowledgeBase  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
+from core.vectors.embeddings import LocalEmbedder  # noqa: E402
 
 ITEMS = ["oak front", "walnut worktop", "birch shelf", "beech table", "ash bench", "maple door", "pine stair tread"]
 VERBS = ["is delivered", "is finished", "is measured", "is checked", "is packed", "is oiled", "is fitted"]

@@ -17,10 +17,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.embeddings import LocalEmbedder, normalise
-from core.knowledge import SCOPES, KnowledgeBase
-from core.retrieval import Corpus, Searcher
-from core.settings import DEFAULT_MIN_SIMILARITY, Settings
+from core.common.settings import DEFAULT_MIN_SIMILARITY, Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.search import Searcher
+from core.store.corpus import Corpus
+from core.vectors.embeddings import LocalEmbedder, normalise
 
 KB = Path(__file__).resolve().parent.parent / "knowledge"
 QUESTIONS = [
@@ -39,7 +40,7 @@ def percentiles(samples: list[float]) -> str:
 
 
 def synthetic_corpus(n: int, dim: int, rng: np.random.Generator) -> Corpus:
-    from core.retrieval import Fragment
+    from core.common.values import Fragment
 
     fragment = Fragment("synthetic.md", "Synthetic", "public", (), 1, 1, "text")
     return Corpus(

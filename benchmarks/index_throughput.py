@@ -23,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.embeddings import LocalEmbedder  # noqa: E402
+from core.common.values import quotable_sentences  # noqa: E402
 from core.ingest import FRAGMENT_BATCH, sync  # noqa: E402
 from core.ingest.fragments import fragment_document, fragment_hash  # noqa: E402
 from core.ingest.readers import parse_document  # noqa: E402
-from core.retrieval import quotable_sentences  # noqa: E402
 from core.store.sqlite import SQLiteIndex  # noqa: E402
+from core.vectors.embeddings import LocalEmbedder  # noqa: E402
 
 SOURCES = [ROOT / "knowledge", ROOT / "evals" / "policies" / "knowledge"]
 SECTIONS_PER_DOCUMENT = 10

@@ -31,12 +31,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import judge as judge_module  # noqa: E402
-from core.evaluation import load_questions  # noqa: E402
-from core.extractive import JUDGED, ExtractiveAnswerer  # noqa: E402
-from core.judge import Judge, candidate_text  # noqa: E402
-from core.knowledge import SCOPES, KnowledgeBase  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.answering import judge as judge_module  # noqa: E402
+from core.answering.extractive import JUDGED, ExtractiveAnswerer  # noqa: E402
+from core.answering.judge import Judge, candidate_text  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
+from core.measuring.evaluation import load_questions  # noqa: E402
+from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
 
 CLAPNQ = ROOT.parent / "shared" / "evals" / "clapnq"
 SETS = {

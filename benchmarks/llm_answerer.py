@@ -16,7 +16,7 @@ dies with an illegal instruction at the first request (the CPU lists AMX and AVX
 guest can't use), so build for AVX2:
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" pip install ...
 The server is started here on 127.0.0.1 with the given
-interpreter, and the questions go through `core.evaluation.evaluate`, the path `verbatim eval` takes.
+interpreter, and the questions go through `core.measuring.evaluation.evaluate`, the path `verbatim eval` takes.
 Every `--every`-th question of the file is asked (117 demo questions, every 6th: 20), so the sample
 mixes answerable, calculation and must-refuse questions without being picked by hand.
 Prints figures; asserts nothing.
@@ -39,8 +39,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.evaluation import Outcome, evaluate, load_questions  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
+from core.measuring.evaluation import Outcome, evaluate, load_questions  # noqa: E402
 
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 MODEL_BYTES = 1_117_320_768

@@ -37,8 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.knowledge import SCOPES  # noqa: E402
-from core.retrieval import Corpus, Fragment, Searcher  # noqa: E402
+from core.common.values import Fragment  # noqa: E402
+from core.retrieval.knowledge import SCOPES  # noqa: E402
+from core.retrieval.search import Searcher  # noqa: E402
+from core.store.corpus import Corpus  # noqa: E402
 
 DIM = 384
 QUERIES = 200

@@ -26,11 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core import knowledge  # noqa: E402
-from core.fakes import WordEmbedder  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
 from core.ingest import sync  # noqa: E402
-from core.knowledge import SCOPES, KnowledgeBase  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.measuring.fakes import WordEmbedder  # noqa: E402
+from core.retrieval import knowledge  # noqa: E402
+from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
 from core.store import INDEX_FILE  # noqa: E402
 from core.store.sqlite import SQLiteIndex  # noqa: E402
 
@@ -72,7 +72,7 @@ CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from core.fakes import WordEmbedder
+    from core.measuring.fakes import WordEmbedder
     from core.ingest import sync
     from core.store.sqlite import SQLiteIndex
 

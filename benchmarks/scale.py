@@ -41,8 +41,7 @@ def unit(a: np.ndarray) -> np.ndarray:
 
 
 def build(path: Path, n: int) -> None:
-    from core.ingest.documents import Document, Section
-    from core.retrieval import Fragment
+    from core.common.values import Document, Fragment, Section
     from core.store.sqlite import SQLiteIndex
 
     rng = np.random.default_rng(0)
@@ -94,8 +93,8 @@ def sample_queries(matrix: np.ndarray, count: int, seed: int) -> np.ndarray:
 def measure(path: Path, load_only: bool, start_up: bool) -> None:
     from threadpoolctl import threadpool_limits
 
-    from core.embeddings import LocalEmbedder
     from core.store.sqlite import SQLiteIndex
+    from core.vectors.embeddings import LocalEmbedder
 
     embedder = LocalEmbedder()
     embedder.embed(["warm up"])
@@ -108,7 +107,7 @@ def measure(path: Path, load_only: bool, start_up: bool) -> None:
     loaded = time.perf_counter()
     approximate = None
     if start_up:
-        from core.approximate import Approximate, ids_digest
+        from core.vectors.approximate import Approximate, ids_digest
 
         side = path.with_name(path.name + ".hnsw")
         approximate = Approximate.load(side, corpus.generation, ids_digest(corpus.ids))
@@ -124,9 +123,9 @@ def measure(path: Path, load_only: bool, start_up: bool) -> None:
     if load_only or start_up:
         return
 
-    from core.approximate import build as build_approximate
-    from core.knowledge import SCOPES
-    from core.retrieval import Searcher
+    from core.retrieval.knowledge import SCOPES
+    from core.retrieval.search import Searcher
+    from core.vectors.approximate import build as build_approximate
 
     searcher = Searcher(corpus)
     queries = sample_queries(corpus.matrix, QUERIES, seed=1)

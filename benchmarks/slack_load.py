@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.slack import build_app, start_http_server  # noqa: E402
 from bot.slack.config import SlackSettings  # noqa: E402
-from core.pipeline import Pipeline  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.answering.pipeline import Pipeline  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
 from tests.bot.slack.conftest import SECRET, event_body, mention, signed_headers, slack_api  # noqa: E402
 from tests.fakes import FakeServer, Recorded, Reply  # noqa: E402
 

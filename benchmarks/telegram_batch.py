@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot.telegram import build_application  # noqa: E402
 from bot.telegram.config import TelegramSettings  # noqa: E402
-from core.pipeline import Pipeline  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.answering.pipeline import Pipeline  # noqa: E402
+from core.common.settings import Settings  # noqa: E402
 from tests.bot.telegram.conftest import TOKEN, FakeBotAPI, private_message, start, stop  # noqa: E402
 
 QUESTIONS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from bot import presenter
+from bot.presenter import reports
 from core import Pipeline, admin_status, conversation_hash, recent_gaps
 
 SUBCOMMANDS = ("status", "reindex", "gaps")
@@ -25,9 +25,9 @@ def reply(pipeline: Pipeline, sub: str) -> str:
     """What an admin subcommand answers, as plain text; `reindex` re-reads the folder now (slow: call off the loop)."""
     knowledge = pipeline.knowledge
     if sub == "status":
-        return presenter.status_text(admin_status(knowledge), time.time())
+        return reports.status_text(admin_status(knowledge), time.time())
     if sub == "reindex":
-        return presenter.sync_text(knowledge.sync())
+        return reports.sync_text(knowledge.sync())
     if sub == "gaps":
-        return presenter.gaps_text(recent_gaps(knowledge))
-    return presenter.ADMIN_USAGE
+        return reports.gaps_text(recent_gaps(knowledge))
+    return reports.ADMIN_USAGE

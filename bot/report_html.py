@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from bot import presenter
+from bot.presenter import reports
 from core import Report
 
 ANSWERED = "#2f7d4f"
@@ -81,7 +81,7 @@ def trend_svg(report: Report, width: int = 640, height: int = 220) -> str:
     bar = max(slot * 0.75, 1.0)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(presenter.REPORT_SECTIONS["trend"])}">'
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(reports.REPORT_SECTIONS["trend"])}">'
     ]
     for tick in range(0, peak + 1, tick_step):
         y = top + plot_h - plot_h * tick / peak
@@ -125,13 +125,13 @@ def reasons_svg(report: Report, width: int = 360) -> str:
     peak = max((n for _, n in rows), default=1)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(presenter.REPORT_SECTIONS["reasons"])}">'
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(reports.REPORT_SECTIONS["reasons"])}">'
     ]
     for i, (reason, n) in enumerate(rows):
         y = 4 + i * row_h
         w = (width - label_w - 40) * n / peak
         parts.append(
-            f'<text x="0" y="{y + 16}" font-size="12" fill="{INK}">{_e(presenter.reason_label(reason))}</text>'
+            f'<text x="0" y="{y + 16}" font-size="12" fill="{INK}">{_e(reports.reason_label(reason))}</text>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="16" rx="2" fill="{REFUSED}"/>'
             f'<text x="{label_w + w + 6:.1f}" y="{y + 16}" font-size="12" fill="{INK}">{n}</text>'
         )
@@ -140,23 +140,23 @@ def reasons_svg(report: Report, width: int = 360) -> str:
 
 
 def _section(key: str, body: str) -> str:
-    return f'<section id="{key}"><h2>{_e(presenter.REPORT_SECTIONS[key])}</h2>{body}</section>'
+    return f'<section id="{key}"><h2>{_e(reports.REPORT_SECTIONS[key])}</h2>{body}</section>'
 
 
 def _or_none(rows: Sequence[object], body: str) -> str:
-    return body if rows else f'<p class="muted">{_e(presenter.REPORT_NONE)}</p>'
+    return body if rows else f'<p class="muted">{_e(reports.REPORT_NONE)}</p>'
 
 
 def _cards(report: Report) -> str:
     """The headline figures: asked, answered, refused, 👍 and 👎."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     totals = report.totals
     return "".join(
         f'<div class="card"><b>{_e(value)}</b>{_e(label)}</div>'
         for label, value in (
             (c["asked"], totals.asked),
             (c["answered"], totals.answered),
-            (c["refused"], f"{totals.refused} ({presenter.percent(totals.refused, totals.asked)})"),
+            (c["refused"], f"{totals.refused} ({reports.percent(totals.refused, totals.asked)})"),
             (c["up"], report.up),
             (c["down"], report.down),
         )
@@ -165,15 +165,15 @@ def _cards(report: Report) -> str:
 
 def _plots(report: Report) -> str:
     """The questions per day and the refusals by reason, side by side."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     legend = (
         f'<div class="legend muted"><span style="background:{ANSWERED}"></span>{_e(c["answered"])}'
         f'<span style="background:{REFUSED}"></span>{_e(c["refused"])}</div>'
     )
     return (
         '<div class="plots">'
-        f"<div><h2>{_e(presenter.REPORT_SECTIONS['trend'])}</h2>{trend_svg(report)}{legend}</div>"
-        f"<div><h2>{_e(presenter.REPORT_SECTIONS['reasons'])}</h2>"
+        f"<div><h2>{_e(reports.REPORT_SECTIONS['trend'])}</h2>{trend_svg(report)}{legend}</div>"
+        f"<div><h2>{_e(reports.REPORT_SECTIONS['reasons'])}</h2>"
         f"{_or_none(list(report.reasons), reasons_svg(report))}</div>"
         "</div>"
     )
@@ -181,11 +181,11 @@ def _plots(report: Report) -> str:
 
 def _surfaces(report: Report) -> str:
     """Questions per surface."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     return _table(
         [c["surface"], c["asked"], c["answered"], c["refused"], c["rate"]],
         (
-            [_e(name), str(n.asked), str(n.answered), str(n.refused), presenter.percent(n.refused, n.asked)]
+            [_e(name), str(n.asked), str(n.answered), str(n.refused), reports.percent(n.refused, n.asked)]
             for name, n in report.surfaces.items()
         ),
         numeric=(1, 2, 3, 4),
@@ -194,7 +194,7 @@ def _surfaces(report: Report) -> str:
 
 def _gaps(report: Report) -> str:
     """Refused questions, grouped by meaning, with the nearest section."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     return _table(
         [c["times"], c["question"], c["nearest"], c["surfaces"], c["last"]],
         (
@@ -215,7 +215,7 @@ def _gaps(report: Report) -> str:
 
 def _disliked(report: Report) -> str:
     """Answers marked 👎, with what they quoted."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     return _table(
         ["👎", c["question"], c["quotes"], c["surface"], c["when"]],
         (
@@ -226,7 +226,7 @@ def _disliked(report: Report) -> str:
                     f'<blockquote>{_e(q.text)}<div class="caption">📄 {_e(q.caption)}</div></blockquote>'
                     for q in d.quotes
                 )
-                or f'<span class="muted">{_e(presenter.reason_label(d.reason))}</span>',
+                or f'<span class="muted">{_e(reports.reason_label(d.reason))}</span>',
                 _e(d.surface),
                 _e(d.at[:16].replace("T", " ")),
             ]
@@ -239,7 +239,7 @@ def _disliked(report: Report) -> str:
 
 def _usage(rows: Sequence[Any], limit: int | None = None) -> str:
     """Documents or sections with how many answers quoted each."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     return _table([c["name"], c["answers"]], ([_e(u.name), str(u.answers)] for u in rows[:limit]), numeric=(1,))
 
 
@@ -250,14 +250,14 @@ def _names(rows: Sequence[Any]) -> str:
 
 def _slowest(report: Report) -> str:
     """The slowest answers and where their time went."""
-    c = presenter.REPORT_COLUMNS
+    c = reports.REPORT_COLUMNS
     return _table(
         [c["ms"], c["question"], c["result"], c["surface"], c["when"], c["steps"]],
         (
             [
                 f"{s.total_ms:,.0f}",
                 _e(s.question),
-                _e(presenter.reason_label(None if s.kind == "answered" else s.kind)),
+                _e(reports.reason_label(None if s.kind == "answered" else s.kind)),
                 _e(s.surface),
                 _e(s.at[:16].replace("T", " ")),
                 _e(", ".join(f"{k} {v:,.0f}" for k, v in s.timings.items() if k != "total")),
@@ -273,14 +273,14 @@ def render(report: Report) -> str:
     """The whole report as one HTML document."""
     body = "".join(
         [
-            f"<h1>{_e(presenter.REPORT_TITLE)}</h1>",
-            f'<p class="period">{_e(presenter.report_period(report))}</p>',
+            f"<h1>{_e(reports.REPORT_TITLE)}</h1>",
+            f'<p class="period">{_e(reports.report_period(report))}</p>',
             f'<div class="cards">{_cards(report)}</div>',
             _plots(report),
             _section("surfaces", _or_none(list(report.surfaces), _surfaces(report))),
             _section(
                 "gaps",
-                _or_none(report.gaps, f'<p class="note">{_e(presenter.gaps_note(report))}</p>{_gaps(report)}'),
+                _or_none(report.gaps, f'<p class="note">{_e(reports.gaps_note(report))}</p>{_gaps(report)}'),
             ),
             _section("disliked", _or_none(report.disliked, _disliked(report))),
             _section("documents_quoted", _or_none(report.documents_quoted, _usage(report.documents_quoted))),
@@ -298,6 +298,6 @@ def render(report: Report) -> str:
         # Nothing may load from anywhere: the report is read offline, and a link would leak that it was opened.
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
         'img-src data:">'
-        f"<title>{_e(presenter.REPORT_TITLE)}</title><style>{_CSS}</style></head>"
+        f"<title>{_e(reports.REPORT_TITLE)}</title><style>{_CSS}</style></head>"
         f"<body>{body}</body></html>\n"
     )

@@ -4,8 +4,9 @@ The public surface is exactly `__all__`; adapters (`bot/`) import nothing else, 
 keeps it that way. Importing `core` opens no database: the store is opened on first use.
 """
 
-from core.answers import Answer, Assumption, Calculation, CalculationInput, Quote, Statement, Turn
-from core.errors import (
+from core.answering.pipeline import Pipeline
+from core.common.answers import Answer, Assumption, Calculation, CalculationInput, Quote, Statement, Turn
+from core.common.errors import (
     AnswererError,
     ConfigError,
     DocumentError,
@@ -16,26 +17,16 @@ from core.errors import (
     StoreUnavailable,
     VerbatimError,
 )
-from core.evaluation import Outcome, evaluate, load_questions, recommend, sweep
+from core.common.language import NAMES as LANGUAGE_NAMES
+from core.common.settings import Settings, from_env, load_env_file
+from core.common.values import Fragment, Hit
 from core.ingest import FragmentProgress, SyncReport
-from core.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
-from core.language import NAMES as LANGUAGE_NAMES
-from core.pipeline import Pipeline
-from core.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
-from core.report import (
-    Disliked,
-    Gap,
-    Report,
-    Slow,
-    Status,
-    admin_status,
-    build_report,
-    parse_span,
-    recent_gaps,
-)
-from core.retrieval import Fragment, Hit
-from core.selfcheck import run_checks
-from core.settings import Settings, from_env, load_env_file
+from core.measuring.evaluation import Outcome, evaluate, load_questions, recommend, sweep
+from core.measuring.gaps import Gap, recent_gaps
+from core.measuring.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
+from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
+from core.measuring.selfcheck import run_checks
+from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
 from core.store import Entry, Store, conversation_hash, open_store
 
 __all__ = [

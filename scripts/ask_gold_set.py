@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from core import KnowledgeBase, Pipeline, Settings, load_questions, scope_of  # noqa: E402
-from core.evaluation import judge  # noqa: E402
+from core.measuring.evaluation import judge  # noqa: E402
 
 
 def main() -> int:

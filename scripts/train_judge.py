@@ -47,8 +47,8 @@ SWAP_SHARE = 0.5  # with --swaps: one answerable record in two also gives a swap
 
 
 def _product_text():
-    """core/text.py loaded alone, so the sentences are split exactly as the product splits them."""
-    spec = importlib.util.spec_from_file_location("verbatim_text", ROOT / "core" / "text.py")
+    """core/common/text.py loaded alone, so the sentences are split exactly as the product splits them."""
+    spec = importlib.util.spec_from_file_location("verbatim_text", ROOT / "core" / "common" / "text.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -64,7 +64,10 @@ def _norm(text: str) -> str:
 
 
 def candidate_text(title: str, section: str, sentence: str) -> str:
-    """What the judge reads for a candidate: its document and section, then the sentence (as core/judge.py)."""
+    """What the judge reads for a candidate: its document and section, then the sentence.
+
+    As core/answering/judge.py builds it.
+    """
     where = TEXT.SECTION_SEPARATOR.join(p for p in (title, section) if p)
     return f"{where}: {sentence}" if where else sentence
 

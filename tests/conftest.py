@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.embeddings import LocalEmbedder
-from core.settings import Settings
+from core.common.settings import Settings
+from core.vectors.embeddings import LocalEmbedder
 from tests.fakes import FakeEmbedder, FakeServer
 
 # A real PostgreSQL for the store's tests: pg_server, database_url, outage.
@@ -60,7 +60,7 @@ def write_kb(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory, local_embedder: LocalEmbedder) -> Path:
     """The demo knowledge base indexed once per run; tests start from a copy (re-indexing is tested on its own)."""
-    from core.knowledge import KnowledgeBase
+    from core.retrieval.knowledge import KnowledgeBase
     from core.store import INDEX_FILE
 
     data = tmp_path_factory.mktemp("demo-index")
@@ -96,8 +96,8 @@ def fake_server() -> Iterator[FakeServer]:
 @pytest.fixture
 def pipeline(settings: Settings, local_embedder: LocalEmbedder):
     """The extractive pipeline on (a copy of) the indexed demo knowledge base."""
-    from core.knowledge import KnowledgeBase
-    from core.pipeline import Pipeline
+    from core.answering.pipeline import Pipeline
+    from core.retrieval.knowledge import KnowledgeBase
 
     kb = KnowledgeBase(settings, local_embedder)
     kb.sync()

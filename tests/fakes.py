@@ -1,4 +1,5 @@
-"""Fakes the tests share: the deterministic embedder from `core.fakes`, and a scripted HTTP server on 127.0.0.1."""
+"""Fakes the tests share: the deterministic embedder from `core.measuring.fakes`, and a scripted HTTP
+server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 
-from core.fakes import WordEmbedder
+from core.measuring.fakes import WordEmbedder
 
 # The deterministic bag-of-words embedder `verbatim check` uses too.
 FakeEmbedder = WordEmbedder

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from bot import presenter
 from bot.cli.shared import folder_options, printable
+from bot.presenter import reports
 from core import (
     Attention,
     KnowledgeBase,
@@ -78,23 +78,23 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         json.dump(report.to_json(), out, ensure_ascii=False, indent=2)
         out.write("\n")
         return 0
-    for line in presenter.report_summary(report).splitlines():
+    for line in reports.report_summary(report).splitlines():
         print(printable(line), file=out)
     if report.gaps:
-        print(f"\n{presenter.REPORT_SECTIONS['gaps']}:", file=out)
+        print(f"\n{reports.REPORT_SECTIONS['gaps']}:", file=out)
         for gap in report.gaps[:20]:
-            print(f"  • {printable(presenter.gap_line(gap))}", file=out)
+            print(f"  • {printable(reports.gap_line(gap))}", file=out)
     if report.disliked:
-        print(f"\n{presenter.REPORT_SECTIONS['disliked']}:", file=out)
+        print(f"\n{reports.REPORT_SECTIONS['disliked']}:", file=out)
         for answer in report.disliked[:10]:
-            print(f"  • {printable(presenter.disliked_line(answer))}", file=out)
+            print(f"  • {printable(reports.disliked_line(answer))}", file=out)
     if report.documents_never:
         never = ", ".join(u.name for u in report.documents_never)
-        print(f"\n{presenter.REPORT_SECTIONS['documents_never']}: {printable(never)}", file=out)
+        print(f"\n{reports.REPORT_SECTIONS['documents_never']}: {printable(never)}", file=out)
     if report.slowest:
-        print(f"\n{presenter.REPORT_SECTIONS['slowest']}:", file=out)
+        print(f"\n{reports.REPORT_SECTIONS['slowest']}:", file=out)
         for slow in report.slowest[:5]:
-            print(f"  • {printable(presenter.slow_line(slow))}", file=out)
+            print(f"  • {printable(reports.slow_line(slow))}", file=out)
     return 0
 
 

@@ -13,7 +13,7 @@ import time
 
 from slack_sdk import WebClient
 
-from bot import presenter
+from bot.presenter import reports
 from bot.slack import render
 from core import Pipeline, recent_gaps
 
@@ -36,7 +36,7 @@ def tick(client: WebClient, pipeline: Pipeline, channel: str, now: float | None 
     if not due(state.stamped(KEY), now) or not state.claim(KEY, WEEK, now):
         return False
     gaps = recent_gaps(pipeline.knowledge, 7.0, now)
-    text = render.escape(presenter.gaps_text(gaps, presenter.DIGEST_HEADING))
+    text = render.escape(reports.gaps_text(gaps, reports.DIGEST_HEADING))
     client.chat_postMessage(channel=channel, text=text, unfurl_links=False, unfurl_media=False)
     log.info("weekly gap digest posted to %s (%d topics)", channel, len(gaps))
     return True

@@ -14,9 +14,9 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import presenter
 from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
 from bot.asking import split
+from bot.presenter import reports
 from bot.telegram.config import TelegramSettings
 from bot.telegram.render import LIMIT
 from core import Pipeline
@@ -44,24 +44,24 @@ class Admin:
                 sub or "(none)",
                 user_hash(user.id if user else message.chat_id),
             )
-            await message.reply_text(presenter.NOT_ALLOWED)
+            await message.reply_text(reports.NOT_ALLOWED)
             return
         if message.chat.type != ChatType.PRIVATE:
             # The report names refused questions from every surface (staff DMs too) and internal sections.
-            await message.reply_text(presenter.ADMIN_PRIVATE_ONLY)
+            await message.reply_text(reports.ADMIN_PRIVATE_ONLY)
             return
         if sub not in SUBCOMMANDS:
-            await message.reply_text(presenter.ADMIN_USAGE)
+            await message.reply_text(reports.ADMIN_USAGE)
             return
         if sub == "reindex":
-            await message.reply_text(presenter.REINDEX_STARTED)
+            await message.reply_text(reports.REINDEX_STARTED)
         text = await asyncio.to_thread(reply, self.pipeline, sub)
         for part in split(text, LIMIT):
             await message.reply_text(part)
 
     async def publish(self, bot: Bot, public: list[BotCommand]) -> None:
         """List /verbatim in each admin's private chat only; an admin who never opened one is skipped."""
-        listed = [*public, BotCommand(presenter.ADMIN_COMMAND.lstrip("/"), presenter.ADMIN_COMMAND_DESCRIPTION)]
+        listed = [*public, BotCommand(reports.ADMIN_COMMAND.lstrip("/"), reports.ADMIN_COMMAND_DESCRIPTION)]
         for admin in sorted(self.admins):
             try:
                 await bot.set_my_commands(listed, scope=BotCommandScopeChat(admin))

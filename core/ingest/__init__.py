@@ -5,14 +5,13 @@ suffix, cuts them into fragments, embeds only the fragments whose text is new (p
 hashes), stages them in batches and swaps each document in one transaction; a removed file's
 fragments are dropped and its register row kept, marked `removed`. A folder that can't be
 listed changes nothing; a file over the size limit fails before it is read.
+
+May import: common, vectors, store.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,18 +20,17 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from core.embeddings import Embedder
-from core.errors import DocumentError, KnowledgeError
-from core.ingest.documents import Document, parse_metadata, sha256_of
+from core.common.errors import DocumentError, KnowledgeError
+from core.common.values import Document, Fragment, quotable_sentences, text_hash
+from core.ingest.documents import sha256_of
+from core.ingest.folder import list_folder, outside_metadata, refuse_outside
 from core.ingest.fragments import fragment_document, fragment_hash
 from core.ingest.readers import parse_document, suffixes
-from core.retrieval import Fragment, quotable_sentences, text_hash
-from core.store import IndexStore
+from core.store import IndexStore, KnownDocument
+from core.vectors.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 
-SIDECAR_SUFFIX = ".meta.yml"  # `price-list.pdf.meta.yml` beside `price-list.pdf`
-DEFAULTS_FILE = "defaults.meta.yml"  # in any folder: metadata for every document below it
 
 Progress = Callable[[int, int, str], None]  # (files done, files in all, the file at hand)
 DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
@@ -95,77 +93,6 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed or self.rebuilt)
 
 
-def find_files(folder: Path) -> list[Path]:
-    """The documents below `folder` that a reader handles, in a stable order; hidden files are skipped."""
-    return list_folder(folder)[0]
-
-
-def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
-    """`find_files`, and the subfolders that can't be listed (`sub/` → why).
-
-    A knowledge folder that can't be listed raises KnowledgeError: nothing may be removed
-    from the index because a listing came back empty.
-    """
-    if not folder.exists():
-        raise KnowledgeError(f"The knowledge folder {folder} does not exist.")
-    if not folder.is_dir():
-        raise KnowledgeError(f"The knowledge folder {folder} is not a folder.")
-    known = suffixes()
-    files: list[Path] = []
-    unreadable: dict[str, str] = {}
-
-    def failed(exc: OSError) -> None:
-        where = Path(exc.filename) if exc.filename else folder
-        reason = exc.strerror or str(exc)
-        if where == folder:
-            raise KnowledgeError(
-                f"The knowledge folder {folder} can't be listed ({reason}); the index is left as it was."
-            ) from exc
-        rel = where.relative_to(folder).as_posix() + "/"
-        log.warning("folder %s can't be listed: %s", rel, reason)
-        unreadable[rel] = f"folder can't be listed ({reason}); its documents indexed before are kept"
-
-    # os.walk, not rglob: rglob skips a folder it can't list without a word.
-    for root, dirs, names in os.walk(folder, onerror=failed):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in names:
-            path = Path(root, name)
-            if not name.startswith(".") and path.suffix.lower() in known and path.is_file():
-                files.append(path)
-    return sorted(files), unreadable
-
-
-def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str, str], str]:
-    """Folder defaults (nearest folder wins), the file's sidecar, and a hash of the files they came from."""
-    digest = hashlib.sha256()
-    used = False
-
-    def read(path: Path) -> dict[str, str]:
-        nonlocal used
-        if not path.exists() and not path.is_symlink():
-            return {}
-        refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise DocumentError(f"its metadata file {path.name} can't be read ({exc.strerror})") from exc
-        used = True
-        digest.update(path.name.encode() + b"\0" + data + b"\0")
-        try:
-            return parse_metadata(data.decode("utf-8-sig"), what=path.name)
-        except UnicodeDecodeError as exc:
-            raise DocumentError(f"its metadata file {path.name} is not valid UTF-8") from exc
-
-    defaults: dict[str, str] = {}
-    rel_parts = file.parent.relative_to(folder).parts
-    for depth in range(len(rel_parts) + 1):
-        defaults.update(read(folder.joinpath(*rel_parts[:depth], DEFAULTS_FILE)))
-    sidecar = read(file.with_name(file.name + SIDECAR_SUFFIX))
-    return defaults, sidecar, digest.hexdigest() if used else ""
-
-
 def sync(
     folder: Path,
     index: IndexStore,
@@ -199,40 +126,9 @@ def sync(
             if progress:
                 progress(number, len(files), rel)
             previous = known.get(rel)
-            try:
-                refuse_outside(folder, file)
-                data = _read(file, max_document_bytes)
-            except DocumentError as exc:
-                if previous and previous.state == "failed" and previous.error == str(exc):
-                    report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
-                else:
-                    _fail(index, report, rel, b"", str(exc), size=_size(file))
-                continue
-            sha = sha256_of(data)
-            try:
-                defaults, sidecar, meta_sha = outside_metadata(folder, file)
-            except DocumentError as exc:
-                _fail(index, report, rel, data, str(exc))
-                continue
-            if previous and (previous.sha256, previous.meta_sha256) == (sha, meta_sha):
-                if previous.state == "failed":
-                    report.failed[rel] = previous.error or "failed"
-                    continue
-                if previous.state == "indexed":
-                    report.unchanged += 1
-                    continue
-            try:
-                doc = parse_document(rel, data, defaults, sidecar, meta_sha)
-            except DocumentError as exc:
-                _fail(index, report, rel, data, str(exc))
-                continue
-            except Exception as exc:  # a reader's bug or a hostile file (recursion, memory) fails only this one
-                log.warning("reading %s raised %s", rel, type(exc).__name__, exc_info=True)
-                _fail(index, report, rel, data, f"it can't be read ({type(exc).__name__}: {str(exc)[:200]})")
-                continue
-            doc = replace(doc, modified=_modified(file))
-            del data  # a big document is held once, as fragments, from here on
-            batches.add(doc, updated=bool(previous and previous.state != "failed"))
+            doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes)
+            if doc is not None:
+                batches.add(doc, updated=bool(previous and previous.state != "failed"))
         batches.finish()
     except BaseException:
         batches.abort()
@@ -246,6 +142,51 @@ def sync(
         *most, last = suffixes()
         raise KnowledgeError(f"The knowledge folder {folder} has no {', '.join(most)} or {last} documents.")
     return report
+
+
+def _changed_document(
+    folder: Path,
+    file: Path,
+    rel: str,
+    previous: KnownDocument | None,
+    index: IndexStore,
+    report: SyncReport,
+    limit: int,
+) -> Document | None:
+    """The file read as a document when it is new or changed; None when it is unchanged or fails (its failure
+    recorded in the index and the report)."""
+    try:
+        refuse_outside(folder, file)
+        data = _read(file, limit)
+    except DocumentError as exc:
+        if previous and previous.state == "failed" and previous.error == str(exc):
+            report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
+        else:
+            _fail(index, report, rel, b"", str(exc), size=_size(file))
+        return None
+    sha = sha256_of(data)
+    try:
+        defaults, sidecar, meta_sha = outside_metadata(folder, file)
+    except DocumentError as exc:
+        _fail(index, report, rel, data, str(exc))
+        return None
+    if previous and (previous.sha256, previous.meta_sha256) == (sha, meta_sha):
+        if previous.state == "failed":
+            report.failed[rel] = previous.error or "failed"
+            return None
+        if previous.state == "indexed":
+            report.unchanged += 1
+            return None
+    try:
+        doc = parse_document(rel, data, defaults, sidecar, meta_sha)
+    except DocumentError as exc:
+        _fail(index, report, rel, data, str(exc))
+        return None
+    except Exception as exc:  # a reader's bug or a hostile file (recursion, memory) fails only this one
+        log.warning("reading %s raised %s", rel, type(exc).__name__, exc_info=True)
+        _fail(index, report, rel, data, f"it can't be read ({type(exc).__name__}: {str(exc)[:200]})")
+        return None
+    return replace(doc, modified=_modified(file))  # a big document is held once, as fragments, from here on
 
 
 def _read(file: Path, limit: int) -> bytes:
@@ -279,26 +220,6 @@ def _size(file: Path) -> int:
         return file.stat().st_size
     except OSError:
         return 0
-
-
-# Files that hold secrets, never indexed even inside the knowledge folder (their names, as the link's target has them).
-_SECRET_NAMES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\..*)?|\.netrc|\.pgpass)$")
-
-
-def refuse_outside(folder: Path, file: Path) -> None:
-    """DocumentError for a file that is a link out of the knowledge folder, or a well-known secret file.
-
-    A link to `../.env` would index the bot's own keys, quote them and send them to a model provider.
-    """
-    try:
-        target = file.resolve(strict=True)
-        root = folder.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
-        raise DocumentError("it is a link that leads nowhere; not read") from exc
-    if not target.is_relative_to(root):
-        raise DocumentError("it is a link to a file outside the knowledge folder; not read")
-    if _SECRET_NAMES.match(target.name.lower()) or _SECRET_NAMES.match(file.name.lower()):
-        raise DocumentError(f"{target.name} looks like a file of secrets (keys, passwords); not read")
 
 
 def _fail(index: IndexStore, report: SyncReport, rel: str, data: bytes, reason: str, size: int | None = None) -> None:

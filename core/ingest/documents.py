@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from core.errors import DocumentError
+from core.common.errors import DocumentError
+from core.common.values import Section
 
 AUDIENCES = ("public", "internal")
-
-
-@dataclass(frozen=True)
-class Section:
-    """A run of a document's text under one heading path; paragraphs are separated by blank lines."""
-
-    path: tuple[str, ...]
-    text: str
-    page: int | None = None
 
 
 class Outline:
@@ -51,21 +43,6 @@ class Parsed:
     title: str | None
     meta: dict[str, str]
     sections: tuple[Section, ...]
-
-
-@dataclass(frozen=True)
-class Document:
-    """One knowledge document, read, with its metadata settled."""
-
-    path: str  # relative to the knowledge folder, with forward slashes
-    title: str
-    audience: str
-    sections: tuple[Section, ...]
-    sha256: str  # of the file's bytes
-    size: int
-    meta: dict[str, str] = field(default_factory=dict)
-    meta_sha256: str = ""  # of the sidecar and defaults files that added metadata ("" when none)
-    modified: str = ""  # the file's modification date (ISO), when it was read: the review clock without `as_of`
 
 
 def sha256_of(data: bytes) -> str:

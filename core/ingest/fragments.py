@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from core.ingest.documents import Document
-from core.retrieval import Fragment
-from core.text import split_sentences
+from core.common.text import split_sentences
+from core.common.values import Document, Fragment
 
 MAX_CHARS = 900
 

@@ -12,6 +12,8 @@ engine says how each engine differs (`core.store.sql`). SQLite (`core.store.sqli
 embedded engine, PostgreSQL + pgvector (`core.store.postgres`) the shared one; nothing here
 imports either until `open_store` is called, so importing `core` opens no database. The store
 keeps records: answers and review dates are built from them above it.
+
+May import: common, vectors.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Fragment, Hit
+from core.common.values import PER_DOCUMENT, TOP_K, Fragment, Hit, LogRecord
+from core.store.corpus import Corpus
 
 if TYPE_CHECKING:
-    from core.ingest.readers import Document
+    from core.common.values import Document
 
 INDEX_FILE = "index.sqlite3"
 RUNLOG_FILE = "runlog.sqlite3"
@@ -123,25 +126,6 @@ class Logged:
     down: int = 0
 
 
-@dataclass(frozen=True)
-class LogRecord:
-    """One answer as the run log keeps it: what `record` writes and `answer` and `history` read back."""
-
-    id: str
-    question: str
-    kind: str
-    reason: str | None
-    statements: list[dict[str, Any]]
-    discarded: int
-    answerer: str
-    timings: dict[str, float]
-    calculations: list[dict[str, Any]]
-    scope: tuple[str, ...]
-    standalone_question: str = ""  # what was searched; the question when empty
-    fragments: tuple[tuple[int, float], ...] = ()  # (fragment id, score) of each retrieved hit, best first
-    model_calls: int = 0
-
-
 class IndexStore(Protocol):
     """Documents, their fragments and vectors; rebuildable from the folder at any time."""
 
@@ -149,7 +133,7 @@ class IndexStore(Protocol):
 
     @property
     def approximate_path(self) -> Path | None:
-        """Where the approximate index of the loaded corpus is saved (see core.approximate); None when the
+        """Where the approximate index of the loaded corpus is saved (see core.vectors.approximate); None when the
         store keeps none (it ranks in the database)."""
         ...
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.errors import IndexFileError
-from core.retrieval import Fragment
+from core.common.errors import IndexFileError
+from core.common.values import Fragment
 from core.store import DocumentRecord, KnownDocument, SearchingIndex, Unreferenced
 from core.store.sql import Dialect, Sql
 
 if TYPE_CHECKING:
-    from core.ingest.readers import Document
+    from core.common.values import Document
 
 SEARCHED_STATES = "('indexed', 'indexing')"  # documents whose live fragments are searched
 # What a hit shows of a fragment, read by `fragment_from`.

@@ -23,15 +23,16 @@ try:
     import psycopg
     import psycopg_pool  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installed extra
-    from core.errors import ConfigError
+    from core.common.errors import ConfigError
 
     raise ConfigError(
         "VERBATIM_DATABASE_URL names PostgreSQL, but its client isn't installed: pip install 'verbatim[postgres]'."
     ) from exc
 
-from core.errors import IndexFileError
-from core.retrieval import PER_DOCUMENT, TOP_K, Corpus, Hit, select
+from core.common.errors import IndexFileError
+from core.common.values import PER_DOCUMENT, TOP_K, Hit
 from core.store import SearchingIndex
+from core.store.corpus import Corpus, select
 from core.store.index import FRAGMENT_COLUMNS, SEARCHED_STATES, SQLIndex, fragment_from
 from core.store.postgres_pool import INDEXER_LOCK, Database
 from core.store.runlog import SQLRunLog

@@ -19,7 +19,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from core.errors import ConfigError, StoreUnavailable
+from core.common.errors import ConfigError, StoreUnavailable
 from core.store.migrations import POSTGRES_MIGRATIONS, migrate
 from core.store.sql import PostgresDialect
 

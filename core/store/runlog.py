@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from core.store import Entry, Logged, LogRecord, conversation_hash
+from core.common.values import LogRecord
+from core.store import Entry, Logged, conversation_hash
 from core.store.sql import Dialect, Sql
 
 # The columns `record` fills, in its order.

@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.errors import IndexCorrupt, IndexFileError, RunLogError
-from core.retrieval import Corpus
-from core.store import INDEX_FILE, RUNLOG_FILE, LogRecord
+from core.common.errors import IndexCorrupt, IndexFileError, RunLogError
+from core.common.values import LogRecord
+from core.store import INDEX_FILE, RUNLOG_FILE
+from core.store.corpus import Corpus
 from core.store.index import SQLIndex
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
 from core.store.runlog import SQLRunLog
@@ -65,7 +66,7 @@ class SQLiteIndex(SQLIndex):
 
     @property
     def approximate_path(self) -> Path:
-        """The approximate index's side file (see core.approximate), rebuilt from this file at will."""
+        """The approximate index's side file (see core.vectors.approximate), rebuilt from this file at will."""
         return self.path.with_name(self.path.name + ".hnsw")
 
     def damaged_copies(self) -> list[Path]:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import IndexCorrupt
-from core.retrieval import Corpus, Fragment, StoredFragments, find_rows
+from core.common.errors import IndexCorrupt
+from core.common.values import Fragment
+from core.store.corpus import Corpus, StoredFragments, find_rows
 from core.store.index import FRAGMENT_COLUMNS, SEARCHED_STATES, fragment_from
 from core.store.sql import SQLiteDialect
 

@@ -3,7 +3,7 @@ import io
 import pytest
 
 from bot.cli import main
-from core.ingest import find_files
+from core.ingest.folder import find_files
 from tests.conftest import DEMO_KB
 
 DEMO_DOCUMENTS = len(find_files(DEMO_KB))  # Markdown, the PDF and the DOCX

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from bot.cli import main
-from core.knowledge import SCOPES
+from core.retrieval.knowledge import SCOPES
 from tests.conftest import DEMO_KB
 
 QUESTIONS = [

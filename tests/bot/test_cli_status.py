@@ -8,9 +8,9 @@ import sqlite3
 import numpy as np
 
 from bot.cli import main, public_surfaces
-from core.ingest import find_files
-from core.knowledge import KnowledgeBase
-from core.settings import Settings
+from core.common.settings import Settings
+from core.ingest.folder import find_files
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE
 from tests.conftest import DEMO_KB
 

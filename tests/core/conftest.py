@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.knowledge import SCOPES, KnowledgeBase
-from core.llm import LLMAnswerer
-from core.pipeline import Pipeline
+from core.answering.llm import LLMAnswerer
+from core.answering.pipeline import Pipeline
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 
 PUBLIC, STAFF = SCOPES["public"], SCOPES["internal"]
 COMPOUND = (

@@ -10,15 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import approximate, retrieval
-from core.approximate import Approximate, Part, build, ids_digest
+from core.common.settings import Settings
+from core.common.values import Fragment
 from core.ingest import sync
-from core.knowledge import SCOPES, KnowledgeBase
-from core.register import read_register
-from core.retrieval import Corpus, Fragment, Searcher
-from core.settings import Settings
+from core.measuring.register import read_register
+from core.retrieval import search as retrieval
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.search import Searcher
 from core.store import INDEX_FILE
+from core.store.corpus import Corpus
 from core.store.sqlite import SQLiteIndex
+from core.vectors import approximate
+from core.vectors.approximate import Approximate, Part, build, ids_digest
 from tests.fakes import FakeEmbedder, mixed_handbook
 
 DIM = 32
@@ -112,7 +115,7 @@ def test_a_public_query_never_returns_an_internal_fragment(pair):
 def test_a_scope_the_check_fails_is_searched_exactly_and_says_so(tmp_path, caplog, monkeypatch):
     c = corpus(1000)
     monkeypatch.setattr(approximate, "TARGET_RECALL", 1.01)  # unreachable
-    with caplog.at_level(logging.WARNING, logger="core.approximate"):
+    with caplog.at_level(logging.WARNING, logger="core.vectors.approximate"):
         searcher = approximate_searcher(c)
     assert searcher.approximate is not None and all(part.probes is None for part in searcher.approximate.parts)
     assert all(part.lists is None for part in searcher.approximate.parts), "no lists kept that serve nothing"

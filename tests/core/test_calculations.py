@@ -1,12 +1,13 @@
-"""The evaluator (core/calculations.py): whitelisted syntax, decimal arithmetic, units checked by code."""
+"""The evaluator (core/answering/calculations.py): whitelisted syntax, decimal arithmetic, units checked by code."""
 
 from decimal import Decimal
 
 import pytest
 
-from core.answers import Assumption, FigureInput, Proposal, Quote, StatedInput
-from core.calculations import Amount, CalculationRefused, check, evaluate
-from core.figures import Unit, read_figures
+from core.answering.arithmetic import Amount, CalculationRefused, evaluate
+from core.answering.calculations import check
+from core.answering.figures import Unit, read_figures
+from core.common.answers import Assumption, FigureInput, Proposal, Quote, StatedInput
 
 EUR = Unit(money="EUR")
 PER_M = Unit(money="EUR", per="m")

@@ -2,8 +2,8 @@ import httpx
 import numpy as np
 import pytest
 
-from core.embeddings import RemoteEmbedder
-from core.errors import EmbeddingError
+from core.common.errors import EmbeddingError
+from core.vectors.embeddings import RemoteEmbedder
 from tests.fakes import Reply
 
 
@@ -66,7 +66,7 @@ def test_remote_embedder_reports_a_server_that_is_down():
 
 
 def test_cached_embedder_embeds_each_text_once_and_keeps_order():
-    from core.embeddings import CachedEmbedder
+    from core.vectors.embeddings import CachedEmbedder
     from tests.fakes import FakeEmbedder
 
     inner = FakeEmbedder()

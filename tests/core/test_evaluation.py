@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from core.evaluation import QuestionFileError, SweepRow, evaluate, load_questions, recommend
-from core.settings import Settings
+from core.common.settings import Settings
+from core.measuring.evaluation import QuestionFileError, SweepRow, evaluate, load_questions, recommend
 from tests.conftest import REPO
 
 TINY = {
@@ -150,8 +150,8 @@ def test_quality_stays_above_the_recorded_floors(local_embedder, questions_file,
 
 
 def test_metrics_count_the_claims_the_verifier_threw_out():
-    from core.answers import Answer
-    from core.evaluation import GoldQuestion, Outcome, Report
+    from core.common.answers import Answer
+    from core.measuring.evaluation import GoldQuestion, Outcome, Report
 
     def outcome(discarded: int) -> Outcome:
         gold = GoldQuestion("q", "oak worktop price?", "answer", documents=("prices.md",))

@@ -1,6 +1,6 @@
-"""The extractive answerer (core/extractive.py) on the demo knowledge base: it quotes, calls no model."""
+"""The extractive answerer (core/answering/extractive.py) on the demo knowledge base: it quotes, calls no model."""
 
-from core.answers import Turn
+from core.common.answers import Turn
 from tests.core.conftest import COMPOUND, PUBLIC, quotes_of
 
 

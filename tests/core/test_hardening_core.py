@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from core.answers import Claim, Draft
-from core.fakes import WordEmbedder
-from core.figures import unquoted
-from core.knowledge import SCOPES, KnowledgeBase
-from core.quotes import verify
-from core.selfcheck import OAK, QUESTION, Bench, run_checks
-from core.settings import Settings
+from core.answering.figures import unquoted
+from core.answering.quotes import verify
+from core.common.answers import Claim, Draft
+from core.common.settings import Settings
+from core.measuring.fakes import WordEmbedder
+from core.measuring.selfcheck import OAK, QUESTION, Bench, run_checks
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 
 REPO = Path(__file__).resolve().parents[2]
 PRICES = "---\ntitle: Price list\naudience: {audience}\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
@@ -27,9 +27,9 @@ OTHER = "---\ntitle: Care\naudience: public\n---\n## Oil\n\nOil oak fronts twice
 REINDEX = """
 import sys
 from pathlib import Path
-from core.fakes import WordEmbedder
-from core.knowledge import KnowledgeBase
-from core.settings import Settings
+from core.measuring.fakes import WordEmbedder
+from core.retrieval.knowledge import KnowledgeBase
+from core.common.settings import Settings
 kb = KnowledgeBase(Settings(knowledge_dir=Path(sys.argv[1]), data_dir=Path(sys.argv[2])), WordEmbedder(64, "shared"))
 report = kb.sync()
 print(report.updated, report.removed)

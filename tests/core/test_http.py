@@ -1,8 +1,8 @@
-"""Calling a model server (core/http.py): Retry-After, three attempts, a timeout, no key in the logs."""
+"""Calling a model server (core/common/http.py): Retry-After, three attempts, a timeout, no key in the logs."""
 
 import logging
 
-from core.llm import LLMAnswerer
+from core.answering.llm import LLMAnswerer
 from tests.core.conftest import PUBLIC
 from tests.fakes import Reply, quoting
 

@@ -1,4 +1,4 @@
-"""The answerability judge (core/judge.py) and how the extractive answerer uses it."""
+"""The answerability judge (core/answering/judge.py) and how the extractive answerer uses it."""
 
 import hashlib
 import json
@@ -6,14 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from core.answers import Turn
-from core.errors import ConfigError
-from core.extractive import JUDGED, ExtractiveAnswerer, resolve_follow_up
-from core.figures import fits_figures, read_figures
-from core.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
-from core.llm import LLMAnswerer
-from core.pipeline import Pipeline, make_answerer
-from core.settings import DEFAULT_JUDGE_THRESHOLD, Settings, from_env
+from core.answering.extractive import JUDGED, ExtractiveAnswerer, resolve_follow_up
+from core.answering.figures import fits_figures, read_figures
+from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
+from core.answering.llm import LLMAnswerer
+from core.answering.pipeline import Pipeline, make_answerer
+from core.common.answers import Turn
+from core.common.errors import ConfigError
+from core.common.settings import DEFAULT_JUDGE_THRESHOLD, Settings, from_env
 from tests.core.conftest import PUBLIC, quotes_of
 from tests.fakes import quoting
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from core import SCOPES
-from core.language import detect
-from core.settings import from_env
+from core.common.language import detect
+from core.common.settings import from_env
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,12 @@
-"""The LLM answerer (core/llm.py) against a fake OpenAI-compatible server."""
+"""The LLM answerer (core/answering/llm.py) against a fake OpenAI-compatible server."""
 
 import json
 import logging
 
 import pytest
 
-from core.answers import Turn
-from core.llm import parse_draft
+from core.answering.llm import parse_draft
+from core.common.answers import Turn
 from tests.core.conftest import COMPOUND, PUBLIC, quotes_of
 from tests.fakes import Reply, chat_reply, prompt_fragments, quoting
 

@@ -2,7 +2,7 @@
 
 import logging
 
-from core.llm import MAX_CALCULATIONS, parse_draft
+from core.answering.llm import MAX_CALCULATIONS, parse_draft
 from tests.core.conftest import PUBLIC
 from tests.fakes import chat_reply, prompt_fragments
 
@@ -59,7 +59,7 @@ def test_a_proposed_calculation_is_computed_by_code_and_a_statement_may_cite_its
 
 def test_a_wrong_input_pointer_refuses_the_calculation_and_what_cites_it(llm, fake_server, caplog):
     fake_server.handler = replying("301 EUR per running metre")  # not the figure in the quote
-    with caplog.at_level(logging.INFO, logger="core.calculations"):
+    with caplog.at_level(logging.INFO, logger="core.answering.calculations"):
         answer = llm.answer(QUESTION, PUBLIC)
     assert answer.answered and not answer.calculations and answer.calculations_dropped == 1
     # The statement citing the refused result is unverified: its figure is in no quote and no calculation.
@@ -102,7 +102,7 @@ def test_a_quantity_only_the_models_rewrite_states_is_not_from_the_question(llm,
         return answering(request)
 
     fake_server.handler = handler
-    from core.answers import Turn
+    from core.common.answers import Turn
 
     history = [Turn("How much is an oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
     answer = llm.answer("and with delivery 30 km away, for my kitchen?", PUBLIC, history)

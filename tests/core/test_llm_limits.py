@@ -8,12 +8,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from core.answers import Turn
-from core.http import HTTPFailure, post_json
-from core.knowledge import SCOPES, KnowledgeBase
-from core.llm import MAX_CLAIMS, MAX_REPLY_BYTES, LLMAnswerer, parse_draft
-from core.pipeline import Pipeline, make_answerer
-from core.settings import Settings, from_env
+from core.answering.llm import MAX_CLAIMS, MAX_REPLY_BYTES, LLMAnswerer, parse_draft
+from core.answering.pipeline import Pipeline, make_answerer
+from core.common.answers import Turn
+from core.common.http import HTTPFailure, post_json
+from core.common.settings import Settings, from_env
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from tests.fakes import FakeServer, Reply, chat_reply, quoting
 
 PUBLIC = SCOPES["public"]

@@ -1,7 +1,7 @@
-"""The pipeline (core/pipeline.py): retrieve, the three barriers, the answer it builds."""
+"""The pipeline (core/answering/pipeline.py): retrieve, the three barriers, the answer it builds."""
 
-from core.answers import Draft
-from core.pipeline import Pipeline
+from core.answering.pipeline import Pipeline
+from core.common.answers import Draft
 from tests.core.conftest import PUBLIC, STAFF, quotes_of
 
 

@@ -45,4 +45,4 @@ def test_the_refusal_heading_is_written_in_one_module_only():
         for path in (REPO / folder).rglob("*.py")
         if "Not in the knowledge base" in path.read_text(encoding="utf-8")
     ]
-    assert writers == ["bot/presenter.py"]
+    assert writers == ["bot/presenter/__init__.py"]

@@ -1,8 +1,8 @@
 import pytest
 
-from core.answers import Claim
-from core.quotes import locate, normalise, verify
-from core.retrieval import Fragment, Hit
+from core.answering.quotes import locate, normalise, verify
+from core.common.answers import Claim
+from core.common.values import Fragment, Hit
 
 TEXT = "Oak fronts cost 185 EUR per m². Painted fronts cost 120 EUR – in any colour.\n\nSay “yes” to oak."
 

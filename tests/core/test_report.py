@@ -6,9 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from core.clusters import cluster, medoid
-from core.knowledge import SCOPES
-from core.report import admin_status, build_report, parse_span, recent_gaps, topic
+from core.measuring.gaps import recent_gaps, topic
+from core.measuring.report import admin_status, build_report, parse_span
+from core.retrieval.knowledge import SCOPES
+from core.vectors.clusters import cluster, medoid
 
 STAFF = SCOPES["internal"]
 INSTALMENTS = ["Do you offer instalment plans?", "do you offer instalments?", "can I pay in instalments?"]

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from core.knowledge import SCOPES, KnowledgeBase
-from core.retrieval import select
-from core.settings import Settings
+from core.common.settings import Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.store.corpus import select
 
 
 def naive_select(scores, documents, floor, k, per_document):

@@ -1,4 +1,4 @@
-"""Settings from the environment (core/settings.py): every variable is read into its field, and a bad value
+"""Settings from the environment (core/common/settings.py): every variable is read into its field, and a bad value
 or combination stops start-up in one sentence."""
 
 from dataclasses import fields
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ConfigError
-from core.settings import Settings, from_env
+from core.common.errors import ConfigError
+from core.common.settings import Settings, from_env
 
 REMOTE = {"VERBATIM_EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1", "VERBATIM_EMBEDDING_MODEL": "m"}
 LLM = {"VERBATIM_LLM_BASE_URL": "http://127.0.0.1:9/v1", "VERBATIM_LLM_MODEL": "m"}

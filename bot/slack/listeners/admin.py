@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import presenter
 from bot.admin import SUBCOMMANDS, reply, subcommand, user_hash
+from bot.presenter import reports
 from bot.slack import render
 from bot.slack.listeners.common import Deps
 
@@ -34,11 +35,11 @@ def ack_admin(ack: Ack, command: dict[str, Any], deps: Deps) -> None:
             sub or "(none)",
             user_hash(command.get("user_id", "")),
         )
-        ack(text=presenter.NOT_ALLOWED)
+        ack(text=reports.NOT_ALLOWED)
     elif sub not in SUBCOMMANDS:
-        ack(text=render.escape(presenter.ADMIN_USAGE))
+        ack(text=render.escape(reports.ADMIN_USAGE))
     elif sub == "reindex":
-        ack(text=presenter.REINDEX_STARTED)
+        ack(text=reports.REINDEX_STARTED)
     else:
         ack()
 
@@ -62,4 +63,4 @@ def on_admin(client: WebClient, command: dict[str, Any], respond: Respond, deps:
 
 
 def register(app: App, deps: Deps) -> None:
-    app.command(presenter.ADMIN_COMMAND)(ack=ack_admin, lazy=[on_admin])
+    app.command(reports.ADMIN_COMMAND)(ack=ack_admin, lazy=[on_admin])

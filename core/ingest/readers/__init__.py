@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from core.errors import DocumentError
-from core.ingest.documents import AUDIENCES, Document, Parsed, sha256_of
+from core.common.errors import DocumentError
+from core.common.values import Document
+from core.ingest.documents import AUDIENCES, Parsed, sha256_of
 from core.ingest.readers import docx, html, markdown, pdf, plain
 
 Reader = Callable[[bytes], Parsed]

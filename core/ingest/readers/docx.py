@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from typing import Any
 
-from core.errors import DocumentError
+from core.common.errors import DocumentError
 from core.ingest.documents import Outline, Parsed
 from core.ingest.readers.tables import rows_as_lines
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.errors import DocumentError
+from core.common.errors import DocumentError
 from core.ingest.documents import Outline, Parsed, decode_text
 from core.ingest.readers.tables import rows_as_lines
 

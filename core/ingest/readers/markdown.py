@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from core.errors import DocumentError
-from core.ingest.documents import Parsed, Section, decode_text, paragraphs, parse_metadata
+from core.common.errors import DocumentError
+from core.common.values import Section
+from core.ingest.documents import Parsed, decode_text, paragraphs, parse_metadata
 from core.ingest.readers.tables import rows_as_lines
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

@@ -20,8 +20,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import DocumentError
-from core.ingest.documents import Parsed, Section
+from core.common.errors import DocumentError
+from core.common.values import Section
+from core.ingest.documents import Parsed
 
 TIME_LIMIT = 60.0  # seconds of wall-clock time for one file
 MEMORY_LIMIT = 1024 << 20  # bytes of address space for the child (a 20-page PDF needs under 64 MiB)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.documents import Parsed, Section, decode_text, paragraphs
+from core.common.values import Section
+from core.ingest.documents import Parsed, decode_text, paragraphs
 from core.ingest.readers.markdown import split_front_matter
 
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)

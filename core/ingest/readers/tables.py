@@ -1,6 +1,6 @@
 """Tables as text: one line per row, `Header: value; Header: value`, so a row is read and quoted whole.
 
-Every reader renders its tables through `rows_as_lines`; `core.text.split_sentences` recognises
+Every reader renders its tables through `rows_as_lines`; `core.common.text.split_sentences` recognises
 the shape and never cuts a row, and the fragment packer never splits a line across fragments,
 so a quote can't stitch one row's figure onto another row's label.
 """

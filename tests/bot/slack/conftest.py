@@ -16,7 +16,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.slack import build_app
 from bot.slack.config import SlackSettings
-from core.pipeline import Pipeline
+from core.answering.pipeline import Pipeline
 from tests.fakes import FakeServer, Recorded, Reply
 
 SECRET = "test-signing-secret"

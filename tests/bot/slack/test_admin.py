@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from bot import presenter
+from bot.presenter import reports
 from bot.slack import build_app, digest
 from bot.slack.config import SlackSettings, slack_settings
 from core import ConfigError
-from core.knowledge import SCOPES
+from core.retrieval.knowledge import SCOPES
 from tests.bot.slack.conftest import BOT_TOKEN, SECRET, dispatch, drain, form
 from tests.fakes import Reply
 
@@ -46,7 +46,7 @@ def test_everyone_else_gets_one_line_and_the_attempt_is_logged(admin_app, fake_s
     with caplog.at_level(logging.WARNING):
         response = command(admin_app, text, "USOMEONE")
     drain(admin_app)
-    assert response.status == 200 and presenter.NOT_ALLOWED in response.body
+    assert response.status == 200 and reports.NOT_ALLOWED in response.body
     assert fake_slack.calls("chat.postEphemeral") == [] and fake_slack.calls("chat.postMessage") == []
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert refused and "USOMEONE" not in refused[0]  # logged, with the id hashed
@@ -63,7 +63,7 @@ def test_status_for_an_admin(admin_app, fake_slack, pipeline):
 
 def test_reindex_for_an_admin_replies_with_the_sync_report(admin_app, fake_slack):
     response = command(admin_app, "reindex", ADMIN)
-    assert presenter.REINDEX_STARTED in response.body
+    assert reports.REINDEX_STARTED in response.body
     text = fake_slack.wait_for("chat.postEphemeral")[0].body["text"]
     assert text.startswith("Re-read the documents: 0 added, 0 updated,") and "0 failed" in text
 
@@ -74,7 +74,7 @@ def test_gaps_for_an_admin_lists_the_refused_topics(admin_app, fake_slack, pipel
     command(admin_app, "gaps", ADMIN)
     text = fake_slack.wait_for("chat.postEphemeral")[0].body["text"]
     lines = text.splitlines()
-    assert lines[0] == f"{presenter.GAPS_HEADING}:"
+    assert lines[0] == f"{reports.GAPS_HEADING}:"
     assert lines[1].startswith("• 2× “") and "gift" in lines[1] and "PayPal" in lines[2]
 
 
@@ -122,7 +122,7 @@ def test_the_digest_names_the_weeks_refused_topics(admin_app, fake_slack, pipeli
         pipeline.ask(question, SCOPES["internal"], "slack")
     assert digest.tick(admin_app.client, pipeline, "C0DIGEST", now=time.time() + 60)
     text = fake_slack.calls("chat.postMessage")[0].body["text"]
-    assert text.startswith(presenter.DIGEST_HEADING) and "2× “" in text and "gift" in text
+    assert text.startswith(reports.DIGEST_HEADING) and "2× “" in text and "gift" in text
 
 
 def test_only_one_of_two_processes_posts_a_due_digest(admin_app, fake_slack, pipeline):

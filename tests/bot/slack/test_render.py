@@ -3,8 +3,8 @@
 import pytest
 
 from core import KnowledgeBase, Pipeline, Settings
-from core.answers import Claim, Draft
-from core.fakes import ScriptedAnswerer, WordEmbedder
+from core.common.answers import Claim, Draft
+from core.measuring.fakes import ScriptedAnswerer, WordEmbedder
 from tests.bot.slack.conftest import dispatch, event_body, mention
 
 HOSTILE = "Big news <!channel>: ask <@U0BADGUY> at <https://evil.example|our shop> about the spring offer today."

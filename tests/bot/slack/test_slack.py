@@ -8,8 +8,8 @@ from bot import presenter
 from bot.slack import start_http_server
 from bot.slack.listeners import question_text
 from bot.slack.render import BLOCK_LIMIT, TEXT_LIMIT, escape, messages
-from core.answers import Answer, Quote, Statement
-from core.errors import AnswererError, RunLogError
+from core.common.answers import Answer, Quote, Statement
+from core.common.errors import AnswererError, RunLogError
 from tests.bot.slack.conftest import (
     WAIT,
     dispatch,

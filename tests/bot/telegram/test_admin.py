@@ -5,10 +5,10 @@ import logging
 
 import pytest
 
-from bot import presenter
+from bot.presenter import reports
 from bot.telegram.config import telegram_settings
 from core import ConfigError, conversation_hash
-from core.knowledge import SCOPES
+from core.retrieval.knowledge import SCOPES
 from tests.bot.telegram.conftest import TOKEN, group_message, polling, private_message, start, stop
 
 ADMIN = 501
@@ -31,7 +31,7 @@ async def replies(make_application, bot_api, updates, count):
 def test_everyone_else_gets_one_line_and_the_attempt_is_logged(make_application, bot_api, caplog, text):
     with caplog.at_level(logging.WARNING):
         sent = asyncio.run(replies(make_application, bot_api, [command(text, 7)], 1))
-    assert [s["text"] for s in sent] == [presenter.NOT_ALLOWED]
+    assert [s["text"] for s in sent] == [reports.NOT_ALLOWED]
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert refused and " 7 " not in refused[0]
 
@@ -54,7 +54,7 @@ def test_status_for_an_admin(make_application, bot_api, pipeline):
 
 def test_reindex_for_an_admin_says_so_then_replies_with_the_sync_report(make_application, bot_api):
     first, report = asyncio.run(replies(make_application, bot_api, [command("/verbatim reindex", ADMIN)], 2))
-    assert first["text"] == presenter.REINDEX_STARTED
+    assert first["text"] == reports.REINDEX_STARTED
     assert report["text"].startswith("Re-read the documents: 0 added, 0 updated,")
 
 
@@ -63,14 +63,14 @@ def test_an_admin_in_a_group_is_told_to_ask_privately_and_the_group_sees_no_repo
     entities = [{"type": "bot_command", "offset": 0, "length": len("/verbatim")}]
     in_group = group_message("/verbatim gaps", uid=ADMIN, entities=entities)
     [sent] = asyncio.run(replies(make_application, bot_api, [in_group], 1))
-    assert sent["text"] == presenter.ADMIN_PRIVATE_ONLY and "gift" not in sent["text"]
+    assert sent["text"] == reports.ADMIN_PRIVATE_ONLY and "gift" not in sent["text"]
 
 
 def test_gaps_for_an_admin(make_application, bot_api, pipeline):
     for question in ("do you gift wrap orders?", "is gift wrapping available?"):
         pipeline.ask(question, SCOPES["public"], "telegram")
     [sent] = asyncio.run(replies(make_application, bot_api, [command("/verbatim gaps", ADMIN)], 1))
-    assert sent["text"].startswith(presenter.GAPS_HEADING) and "2× “" in sent["text"]
+    assert sent["text"].startswith(reports.GAPS_HEADING) and "2× “" in sent["text"]
 
 
 def test_the_command_is_listed_only_in_the_admins_chat(make_application, bot_api):

@@ -6,7 +6,7 @@ import logging
 from bot.telegram import _check, build_application
 from bot.telegram.config import TelegramSettings
 from core import KnowledgeBase, Pipeline, Settings
-from core.fakes import WordEmbedder
+from core.measuring.fakes import WordEmbedder
 from tests.bot.telegram.conftest import TOKEN
 
 

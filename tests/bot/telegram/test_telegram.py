@@ -11,8 +11,8 @@ from bot.telegram import build_application, webhook
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.render import LIMIT, messages
 from core import KnowledgeBase, Pipeline
-from core.answers import Answer, Quote, Statement
-from core.errors import ConfigError
+from core.common.answers import Answer, Quote, Statement
+from core.common.errors import ConfigError
 from tests.bot.telegram.conftest import (
     TOKEN,
     WAIT,

@@ -1,9 +1,9 @@
 import pytest
 
-from core.errors import DocumentError
+from core.common.errors import DocumentError
+from core.common.text import split_sentences
 from core.ingest.fragments import MAX_CHARS, fragment_document
 from core.ingest.readers import parse_document
-from core.text import split_sentences
 
 
 def doc(text: str, name: str = "doc.md"):

@@ -13,16 +13,16 @@ import zlib
 import docx
 import pytest
 
-from core.answers import Claim
-from core.errors import DocumentError
+from core.answering.quotes import locate, verify
+from core.common.answers import Claim
+from core.common.errors import DocumentError
+from core.common.text import split_sentences
+from core.common.values import Fragment, Hit
 from core.ingest import sync
 from core.ingest.fragments import fragment_document
 from core.ingest.readers import READERS, parse_document, pdf
-from core.quotes import locate, verify
-from core.retrieval import Fragment, Hit
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
-from core.text import split_sentences
 from scripts.minipdf import Flow, PdfWriter, assemble
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -342,8 +342,8 @@ def test_a_long_table_is_cut_between_rows_never_inside_one():
 
 
 def test_a_gold_question_can_require_the_page_a_quote_comes_from(tmp_path):
-    from core.answers import Answer, Quote, Statement
-    from core.evaluation import QuestionFileError, judge, load_questions
+    from core.common.answers import Answer, Quote, Statement
+    from core.measuring.evaluation import QuestionFileError, judge, load_questions
 
     gold_file = tmp_path / "gold.jsonl"
     gold_file.write_text(

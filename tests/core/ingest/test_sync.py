@@ -3,9 +3,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.common.settings import Settings
 from core.ingest import sync
-from core.knowledge import SCOPES, KnowledgeBase
-from core.settings import Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
@@ -209,7 +209,7 @@ def test_another_process_re_indexing_is_noticed_by_the_next_search(tmp_path, wri
 
 
 def test_sentences_are_embedded_at_index_time_so_an_answer_embeds_only_its_question(tmp_path, write_kb):
-    from core.extractive import ExtractiveAnswerer
+    from core.answering.extractive import ExtractiveAnswerer
     from tests.fakes import FakeEmbedder
 
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from bot.cli.shared import progress_bar
-from core.errors import ConfigError, IndexFileError, KnowledgeError
+from core.common.errors import ConfigError, IndexFileError, KnowledgeError
+from core.common.settings import Settings, from_env
 from core.ingest import FRAGMENT_BATCH, FragmentProgress, sync
-from core.knowledge import KnowledgeBase
-from core.settings import Settings, from_env
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder

@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import knowledge
-from core.errors import IndexChanged
+from core.common.errors import IndexChanged
+from core.common.settings import Settings
 from core.ingest import sync
-from core.knowledge import SCOPES, KnowledgeBase, LoadedSearch
-from core.retrieval import Searcher, StoredFragments
-from core.settings import Settings
+from core.retrieval import knowledge
+from core.retrieval.knowledge import SCOPES, KnowledgeBase, LoadedSearch
+from core.retrieval.search import Searcher
 from core.store import INDEX_FILE
+from core.store.corpus import StoredFragments
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 

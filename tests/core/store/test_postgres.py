@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.answers import Answer, turns_from
-from core.embeddings import normalise
-from core.errors import ConfigError
+from core.common.answers import Answer, turns_from
+from core.common.errors import ConfigError
+from core.common.settings import Settings, from_env
 from core.ingest import sync
 from core.ingest.fragments import fragment_document, fragment_hash
 from core.ingest.readers import parse_document
-from core.knowledge import SCOPES, KnowledgeBase
-from core.retrieval import Searcher
-from core.settings import Settings, from_env
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.search import Searcher
 from core.store import Store, open_store
+from core.vectors.embeddings import normalise
 from tests.fakes import FakeEmbedder, mixed_handbook
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
@@ -403,9 +403,9 @@ def test_log_status_and_sweep_read_the_database_not_a_data_folder(database_url, 
     import io
 
     from bot.cli import main
-    from core.knowledge import KnowledgeBase
-    from core.pipeline import Pipeline
-    from core.settings import Settings
+    from core.answering.pipeline import Pipeline
+    from core.common.settings import Settings
+    from core.retrieval.knowledge import KnowledgeBase
     from tests.fakes import FakeEmbedder
 
     kb = write_kb({"prices.md": PRICES, "old.md": "# Old\n\nAn old leaflet nobody reads any more."})

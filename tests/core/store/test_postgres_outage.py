@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from core.errors import ConfigError, StoreUnavailable
-from core.knowledge import SCOPES, KnowledgeBase
-from core.pipeline import Pipeline
-from core.settings import Settings
+from core.answering.pipeline import Pipeline
+from core.common.errors import ConfigError, StoreUnavailable
+from core.common.settings import Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from core.store import open_store
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"

@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.answers import Claim, Draft, Turn
-from core.errors import ConfigError
+from core.answering.pipeline import Pipeline
+from core.answering.review import Period, parse_period, past_review, review_due
+from core.common.answers import Claim, Draft, Turn
+from core.common.errors import ConfigError
+from core.common.settings import Settings, from_env
+from core.common.values import Hit
 from core.ingest import sync
-from core.knowledge import SCOPES, KnowledgeBase
-from core.pipeline import Pipeline
-from core.register import read_register, sweep_data
-from core.retrieval import Hit
-from core.review import Period, parse_period, past_review, review_due
-from core.settings import Settings, from_env
+from core.measuring.register import read_register, sweep_data
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from core.store import INDEX_FILE
 from core.store.migrations import INDEX_MIGRATIONS, migrate
 from core.store.sql import SQLiteDialect

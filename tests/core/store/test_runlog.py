@@ -1,6 +1,6 @@
 """The run log (core/store/runlog.py, reached through the pipeline): history, answers, feedback."""
 
-from core.settings import from_env
+from core.common.settings import from_env
 from tests.core.conftest import PUBLIC
 from tests.fakes import Reply
 

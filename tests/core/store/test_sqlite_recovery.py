@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from core.answers import Answer
-from core.errors import IndexCorrupt
-from core.knowledge import SCOPES, KnowledgeBase
-from core.settings import Settings
-from core.store import INDEX_FILE, LogRecord, open_store
+from core.common.answers import Answer
+from core.common.errors import IndexCorrupt
+from core.common.settings import Settings
+from core.common.values import LogRecord
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.store import INDEX_FILE, open_store
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
 

@@ -15,16 +15,17 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from core.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
-from core.calculations import Amount, CalculationRefused, check_all, evaluate
-from core.errors import AnswererError, VerbatimError
-from core.fakes import ScriptedAnswerer, WordEmbedder
-from core.figures import Unit
-from core.knowledge import SCOPES, KnowledgeBase
-from core.pipeline import Pipeline
-from core.quotes import locate, verify
-from core.retrieval import Hit
-from core.settings import Settings
+from core.answering.arithmetic import Amount, CalculationRefused, evaluate
+from core.answering.calculations import check_all
+from core.answering.figures import Unit
+from core.answering.pipeline import Pipeline
+from core.answering.quotes import locate, verify
+from core.common.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
+from core.common.errors import AnswererError, VerbatimError
+from core.common.settings import Settings
+from core.common.values import Hit
+from core.measuring.fakes import ScriptedAnswerer, WordEmbedder
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from core.store import INDEX_FILE, open_store
 
 PRICES = """---

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.answers import Claim, Quote, Statement
-from core.figures import unquoted
-from core.retrieval import Hit
+from core.answering.figures import unquoted
+from core.common.answers import Claim, Quote, Statement
+from core.common.values import Hit
 
 MIN_QUOTE = 8
 MAX_QUOTE = 1200

@@ -9,19 +9,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from core import judge
-from core.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
-from core.calculations import backing, check_all, shown_only
-from core.embeddings import Embedder
-from core.errors import AnswererError, StoreUnavailable, VerbatimError
-from core.extractive import ExtractiveAnswerer
-from core.knowledge import KnowledgeBase, clean_question
-from core.language import detect
-from core.quotes import verify
-from core.retrieval import Hit
-from core.review import date_quotes
-from core.settings import Settings
+from core.answering import judge
+from core.answering.calculations import backing, check_all, shown_only
+from core.answering.extractive import ExtractiveAnswerer
+from core.answering.quotes import verify
+from core.answering.review import date_quotes
+from core.common.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
+from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
+from core.common.language import detect
+from core.common.settings import Settings
+from core.common.values import Hit
+from core.retrieval.knowledge import KnowledgeBase, clean_question
 from core.store import RunLogStore, Store
+from core.vectors.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class Answerer(Protocol):
 
 def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
     if settings.answerer == "llm":
-        from core.llm import LLMAnswerer
+        from core.answering.llm import LLMAnswerer
 
         return LLMAnswerer(
             settings.llm_base_url,

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from core.embeddings import cpu_session
-from core.errors import EmbeddingError
-from core.text import SECTION_SEPARATOR
+from core.common.errors import EmbeddingError
+from core.common.text import SECTION_SEPARATOR
+from core.vectors.embeddings import cpu_session
 
-MODEL_DIR = Path(__file__).parent / "data" / "judge"
+MODEL_DIR = Path(__file__).parents[1] / "data" / "judge"
 MODEL_FILE = MODEL_DIR / "judge.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
 MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit

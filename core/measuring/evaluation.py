@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from core import judge as judge_module
-from core.answers import Answer
-from core.embeddings import Embedder
-from core.errors import VerbatimError
-from core.extractive import ExtractiveAnswerer
-from core.knowledge import SCOPES, KnowledgeBase
-from core.pipeline import Pipeline, build_answer, decide
-from core.quotes import locate
-from core.settings import Settings
+from core.answering import judge as judge_module
+from core.answering.extractive import ExtractiveAnswerer
+from core.answering.pipeline import Pipeline, build_answer, decide
+from core.answering.quotes import locate
+from core.common.answers import Answer
+from core.common.errors import VerbatimError
+from core.common.settings import Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.vectors.embeddings import Embedder
 
 
 class QuestionFileError(VerbatimError):

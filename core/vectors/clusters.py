@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 # Two refused questions belong together when, on average, they are at least this similar. Measured on
-# all-MiniLM-L6-v2 over the questions' topic words (see core.report.topic): wordings of one topic
+# all-MiniLM-L6-v2 over the questions' topic words (see core.measuring.gaps.topic): wordings of one topic
 # ("Do you offer instalment plans?", "can I pay in instalments?"; three ways to ask about PayPal or
 # gift wrapping) stay above it, different shop topics (PayPal and instalments, PayPal and gift
 # wrapping) below. A higher cut splits one topic's wordings; a lower one joins neighbouring topics.

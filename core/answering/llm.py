@@ -17,13 +17,13 @@ from typing import Any
 
 import httpx
 
-from core.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
-from core.calculations import MAX_ASSUMPTIONS, MAX_INPUTS
-from core.errors import AnswererError
-from core.http import HTTPFailure, auth_headers, post_json
-from core.judge import Judge, candidate_text
-from core.retrieval import Hit
-from core.settings import DEFAULT_JUDGE_THRESHOLD
+from core.answering.calculations import MAX_ASSUMPTIONS, MAX_INPUTS
+from core.answering.judge import Judge, candidate_text
+from core.common.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
+from core.common.errors import AnswererError
+from core.common.http import HTTPFailure, auth_headers, post_json
+from core.common.settings import DEFAULT_JUDGE_THRESHOLD
+from core.common.values import Hit
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,9 @@ conversation, keeping every detail it refers to. Do not answer it. Reply with JS
 # a huge body or thousands of claims; a real answer is a few kilobytes and a handful of claims.
 MAX_REPLY_BYTES = 1_000_000
 MAX_CLAIMS = 20
-MAX_CALCULATIONS = 5  # more are ignored; each is checked by core.calculations, which caps inputs and assumptions
+MAX_CALCULATIONS = (
+    5  # more are ignored; each is checked by core.answering.calculations, which caps inputs and assumptions
+)
 DEFAULT_DEADLINE = 45.0
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -19,14 +19,15 @@ from typing import Protocol
 
 import numpy as np
 
-from core import approximate
-from core.embeddings import CachedEmbedder, Embedder
-from core.errors import IndexChanged, IndexFileError, StoreUnavailable, VerbatimError
-from core.indexer import Indexer, side_file
+from core.common.errors import IndexChanged, IndexFileError, StoreUnavailable, VerbatimError
+from core.common.settings import Settings
+from core.common.values import Hit, text_hash
 from core.ingest import Progress, SyncReport
-from core.retrieval import Hit, Searcher, text_hash
-from core.settings import Settings, make_embedder
+from core.retrieval.indexer import Indexer, side_file
+from core.retrieval.search import Searcher
 from core.store import IndexStore, SearchingIndex, Store, open_store
+from core.vectors import approximate
+from core.vectors.embeddings import CachedEmbedder, Embedder, make_embedder
 
 log = logging.getLogger(__name__)
 

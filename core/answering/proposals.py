@@ -2,7 +2,7 @@
 
 A quantity in the question × a per-unit price in the best quote; the sum of two or three prices asked for
 together ("worktop with delivery"); a percentage of a quoted amount, or a quoted percentage of an amount the
-question states. Each is only proposed: core/calculations.py computes and checks it. Here too are the words
+question states. Each is only proposed: core/answering/calculations.py computes and checks it. Here too are the words
 of a question that name an item, so that no price of oak is quoted for "laminate".
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from core.answers import Assumption, Claim, FigureInput, Proposal, StatedInput
-from core.figures import LOWER_WORDS, Reading, bounds, prepare, read_figures
-from core.retrieval import Hit
-from core.text import key_terms
+from core.answering.figures import LOWER_WORDS, Reading, bounds, prepare, read_figures
+from core.common.answers import Assumption, Claim, FigureInput, Proposal, StatedInput
+from core.common.text import key_terms
+from core.common.values import Hit
 
 ASKS_AMOUNT = re.compile(r"\b(how much|costs?|price|prices|pay|charge|total|come to|altogether)\b", re.IGNORECASE)
 _TOTAL = re.compile(r"\b(total|altogether|in all|together|combined|all in|overall)\b", re.IGNORECASE)

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.retrieval import Hit
-from core.store import LogRecord
-from core.text import SECTION_SEPARATOR, caption, key_terms
+from core.common.text import SECTION_SEPARATOR, caption, key_terms
+from core.common.values import Hit, LogRecord
 
 Kind = Literal["answered", "refused"]
 Reason = Literal["no_match", "not_found", "unverified", "error", "language"]

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.errors import ConfigError
-from core.language import NAMES as LANGUAGE_NAMES
+from core.common.errors import ConfigError
+from core.common.language import NAMES as LANGUAGE_NAMES
 
 # Both derived on the demo gold set with `verbatim calibrate` (see README, "Measuring answer quality").
 DEFAULT_MIN_SIMILARITY = 0.40
@@ -168,12 +168,3 @@ def _check_combinations(settings: Settings) -> None:
     ):
         if url and not url.startswith(("http://", "https://")):
             raise ConfigError(f"{name} must start with http:// or https://, not {url!r}.")
-
-
-def make_embedder(settings: Settings):  # -> Embedder
-    """The embedder the settings ask for."""
-    from core.embeddings import LocalEmbedder, RemoteEmbedder
-
-    if settings.embedder == "remote":
-        return RemoteEmbedder(settings.embedding_base_url, settings.embedding_model, settings.embedding_api_key or None)
-    return LocalEmbedder()

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Literal
 
-from core.answers import Statement
-from core.retrieval import Hit
+from core.common.answers import Statement
+from core.common.values import Hit
 
 _PERIOD = re.compile(r"^(\d{1,5})\s*(d|days?|w|wks?|weeks?|mo|mos|months?|y|yrs?|years?)?$")
 _NEVER = ("never", "none", "no", "off", "0")

@@ -1,6 +1,6 @@
 """Keeping a store's index in line with the knowledge folder: sync, one indexer, the approximate index.
 
-The searches it serves are `core.knowledge`'s (`LoadedSearch`); this module only writes the index
+The searches it serves are `core.retrieval.knowledge`'s (`LoadedSearch`); this module only writes the index
 and tells the loaded search when there is a new generation to load.
 """
 
@@ -13,18 +13,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import approximate
-from core.embeddings import Embedder
-from core.errors import VerbatimError
+from core.common.errors import VerbatimError
+from core.common.settings import Settings
 from core.ingest import Progress, SyncReport, sync
-from core.retrieval import Searcher
-from core.settings import Settings
+from core.retrieval.search import Searcher
 from core.store import IndexStore
+from core.vectors import approximate
+from core.vectors.embeddings import Embedder
 
 if TYPE_CHECKING:
-    from core.knowledge import LoadedSearch
+    from core.retrieval.knowledge import LoadedSearch
 
-log = logging.getLogger("core.knowledge")
+log = logging.getLogger("core.retrieval.knowledge")
 
 
 def side_file(index: IndexStore, searcher: Searcher) -> Path | None:

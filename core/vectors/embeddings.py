@@ -12,10 +12,11 @@ from typing import Protocol
 import httpx
 import numpy as np
 
-from core.errors import ConfigError, EmbeddingError
-from core.http import HTTPFailure, auth_headers, post_json
+from core.common.errors import ConfigError, EmbeddingError
+from core.common.http import HTTPFailure, auth_headers, post_json
+from core.common.settings import Settings
 
-TOKENIZER_FILE = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+TOKENIZER_FILE = Path(__file__).parents[1] / "data" / "minilm-tokenizer.json"
 # all-MiniLM-L6-v2 was trained on 256-token windows; fragments (≤ 900 chars) fit.
 MAX_TOKENS = 256
 BATCH = 32
@@ -202,3 +203,12 @@ def _file_sha(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
         raise ConfigError(f"The embedding model file {path} can't be read.") from exc
+
+
+def make_embedder(settings: Settings):  # -> Embedder
+    """The embedder the settings ask for."""
+    from core.vectors.embeddings import LocalEmbedder, RemoteEmbedder
+
+    if settings.embedder == "remote":
+        return RemoteEmbedder(settings.embedding_base_url, settings.embedding_model, settings.embedding_api_key or None)
+    return LocalEmbedder()

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.answers import Draft, Turn
-from core.embeddings import normalise
-from core.retrieval import Hit
+from core.common.answers import Draft, Turn
+from core.common.values import Hit
+from core.vectors.embeddings import normalise
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -17,11 +17,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from core import approximate
-from core.errors import KnowledgeError
-from core.review import dated, parse_date, parse_period, review_due
-from core.settings import Settings
+from core.answering.review import dated, parse_date, parse_period, review_due
+from core.common.errors import KnowledgeError
+from core.common.settings import Settings
 from core.store import DocumentRecord, IndexStore, Unreferenced, existing_store
+from core.vectors import approximate
 
 STATES = ("queued", "indexing", "indexed", "failed", "removed")
 AttentionKind = Literal["failed", "past_review", "no_owner", "bad_metadata", "no_public_document"]
@@ -145,7 +145,7 @@ def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
 
 def _never_indexed(folder: Path, registered: set[str]) -> list[DocumentRecord]:
     """Files in the folder the register has no row for: queued for the next sync."""
-    from core.ingest import find_files  # the readers load only when a folder is looked at
+    from core.ingest.folder import find_files  # the readers load only when a folder is looked at
 
     try:
         files = find_files(folder)

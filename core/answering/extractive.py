@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.answers import Claim, Draft, FigureInput, Turn, standalone
-from core.embeddings import Embedder
-from core.figures import fits_figures, stated_quantities
-from core.judge import Judge, candidate_text
-from core.proposals import ASKING, named, propose, unknown_item
-from core.retrieval import Hit, quotable_sentences
-from core.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
-from core.text import key_terms
+from core.answering.figures import fits_figures, stated_quantities
+from core.answering.judge import Judge, candidate_text
+from core.answering.proposals import ASKING, named, propose, unknown_item
+from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
+from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
+from core.common.text import key_terms
+from core.common.values import Hit, quotable_sentences
+from core.vectors.embeddings import Embedder
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2

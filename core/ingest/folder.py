@@ -1,0 +1,114 @@
+"""The knowledge folder: which files in it are documents, the metadata beside them (sidecars and
+defaults files), and the refusal of anything that leads outside it or looks like a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from pathlib import Path
+
+from core.common.errors import DocumentError, KnowledgeError
+from core.ingest.documents import parse_metadata
+from core.ingest.readers import suffixes
+
+log = logging.getLogger(__name__)
+
+
+SIDECAR_SUFFIX = ".meta.yml"  # `price-list.pdf.meta.yml` beside `price-list.pdf`
+
+
+DEFAULTS_FILE = "defaults.meta.yml"  # in any folder: metadata for every document below it
+
+
+def find_files(folder: Path) -> list[Path]:
+    """The documents below `folder` that a reader handles, in a stable order; hidden files are skipped."""
+    return list_folder(folder)[0]
+
+
+def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
+    """`find_files`, and the subfolders that can't be listed (`sub/` → why).
+
+    A knowledge folder that can't be listed raises KnowledgeError: nothing may be removed
+    from the index because a listing came back empty.
+    """
+    if not folder.exists():
+        raise KnowledgeError(f"The knowledge folder {folder} does not exist.")
+    if not folder.is_dir():
+        raise KnowledgeError(f"The knowledge folder {folder} is not a folder.")
+    known = suffixes()
+    files: list[Path] = []
+    unreadable: dict[str, str] = {}
+
+    def failed(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else folder
+        reason = exc.strerror or str(exc)
+        if where == folder:
+            raise KnowledgeError(
+                f"The knowledge folder {folder} can't be listed ({reason}); the index is left as it was."
+            ) from exc
+        rel = where.relative_to(folder).as_posix() + "/"
+        log.warning("folder %s can't be listed: %s", rel, reason)
+        unreadable[rel] = f"folder can't be listed ({reason}); its documents indexed before are kept"
+
+    # os.walk, not rglob: rglob skips a folder it can't list without a word.
+    for root, dirs, names in os.walk(folder, onerror=failed):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = Path(root, name)
+            if not name.startswith(".") and path.suffix.lower() in known and path.is_file():
+                files.append(path)
+    return sorted(files), unreadable
+
+
+def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str, str], str]:
+    """Folder defaults (nearest folder wins), the file's sidecar, and a hash of the files they came from."""
+    digest = hashlib.sha256()
+    used = False
+
+    def read(path: Path) -> dict[str, str]:
+        nonlocal used
+        if not path.exists() and not path.is_symlink():
+            return {}
+        refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise DocumentError(f"its metadata file {path.name} can't be read ({exc.strerror})") from exc
+        used = True
+        digest.update(path.name.encode() + b"\0" + data + b"\0")
+        try:
+            return parse_metadata(data.decode("utf-8-sig"), what=path.name)
+        except UnicodeDecodeError as exc:
+            raise DocumentError(f"its metadata file {path.name} is not valid UTF-8") from exc
+
+    defaults: dict[str, str] = {}
+    rel_parts = file.parent.relative_to(folder).parts
+    for depth in range(len(rel_parts) + 1):
+        defaults.update(read(folder.joinpath(*rel_parts[:depth], DEFAULTS_FILE)))
+    sidecar = read(file.with_name(file.name + SIDECAR_SUFFIX))
+    return defaults, sidecar, digest.hexdigest() if used else ""
+
+
+# Files that hold secrets, never indexed even inside the knowledge folder (their names, as the link's target has them).
+_SECRET_NAMES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\..*)?|\.netrc|\.pgpass)$")
+
+
+def refuse_outside(folder: Path, file: Path) -> None:
+    """DocumentError for a file that is a link out of the knowledge folder, or a well-known secret file.
+
+    A link to `../.env` would index the bot's own keys, quote them and send them to a model provider.
+    """
+    try:
+        target = file.resolve(strict=True)
+        root = folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
+        raise DocumentError("it is a link that leads nowhere; not read") from exc
+    if not target.is_relative_to(root):
+        raise DocumentError("it is a link to a file outside the knowledge folder; not read")
+    if _SECRET_NAMES.match(target.name.lower()) or _SECRET_NAMES.match(file.name.lower()):
+        raise DocumentError(f"{target.name} looks like a file of secrets (keys, passwords); not read")

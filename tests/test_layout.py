@@ -1,0 +1,94 @@
+"""The house's shape: core/ is one package per pipeline stage, each importing only the stages below it (as
+its `__init__` says), and no module or function grows past the size limits (scripts/sizes.py)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "core"
+STAGES = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
+
+
+def _sizes():
+    spec = importlib.util.spec_from_file_location("sizes", ROOT / "scripts" / "sizes.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def allowed(stage: str) -> set[str]:
+    """The stages a package's docstring says it may import."""
+    docstring = ast.get_docstring(ast.parse((CORE / stage / "__init__.py").read_text(encoding="utf-8"))) or ""
+    line = re.search(r"^May import: (.*)$", docstring, re.MULTILINE)
+    assert line, f"core/{stage}/__init__.py doesn't say what it may import"
+    if line.group(1).startswith("nothing"):
+        return set()
+    return {name.strip(" .") for name in line.group(1).split(",")}
+
+
+def imported_stages(path: Path) -> set[tuple[str, int]]:
+    """(stage, line) for every import of core.<stage>, TYPE_CHECKING and function-level ones included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module != "core":
+                names = [node.module]
+            else:  # `from core import Pipeline` is the public API; `from core import judge` a stage's module
+                names = [f"core.{a.name}" if (CORE / a.name).is_dir() else "core" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "core":
+                found.add((parts[1] if len(parts) > 1 else "", node.lineno))
+    return found
+
+
+def test_the_top_of_core_is_the_stages_and_the_public_api():
+    modules = sorted(p.name for p in CORE.glob("*.py"))
+    assert modules == ["__init__.py"], f"modules outside a stage: {modules}"
+    assert set(STAGES) == {"common", "vectors", "store", "ingest", "retrieval", "answering", "measuring"}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_stage_imports_only_the_stages_its_docstring_allows(stage):
+    may = allowed(stage) | {stage}
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports core.{target or '(the public API)'}"
+        for path in sorted((CORE / stage).rglob("*.py"))
+        for target, line in sorted(imported_stages(path))
+        if target not in may
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_floors_have_no_cycle():
+    # Each stage may import only stages that are themselves allowed fewer: a strict order.
+    for stage in STAGES:
+        for below in allowed(stage):
+            assert stage not in allowed(below), f"{stage} and {below} may import each other"
+
+
+def test_the_adapters_use_only_the_public_api():
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports core.{target}"
+        for path in sorted((ROOT / "bot").rglob("*.py"))
+        for target, line in sorted(imported_stages(path))
+        if target
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_or_function_is_over_the_size_limits():
+    sizes = _sizes()
+    big_modules = [f"{name}: {lines} lines" for lines, name in sizes.modules() if lines > sizes.MODULE_LINES]
+    big_functions = [f"{name}: {lines} lines" for lines, name in sizes.functions() if lines > sizes.FUNCTION_LINES]
+    assert not big_modules + big_functions, "\n".join(big_modules + big_functions)
