@@ -21,7 +21,7 @@ from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.settings import Settings, from_env, load_env_file
 from core.common.values import Fragment, Hit
 from core.ingest import FragmentProgress, SyncReport
-from core.measuring.evaluation import Outcome, evaluate, load_questions, recommend, sweep
+from core.measuring.evaluation import Outcome, calibration_grid, evaluate, load_questions, recommend
 from core.measuring.gaps import Gap, recent_gaps
 from core.measuring.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
 from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
@@ -70,6 +70,7 @@ __all__ = [
     "VerbatimError",
     "admin_status",
     "build_report",
+    "calibration_grid",
     "clean_question",
     "conversation_hash",
     "evaluate",
@@ -83,6 +84,5 @@ __all__ = [
     "recommend",
     "run_checks",
     "scope_of",
-    "sweep",
     "sweep_data",
 ]

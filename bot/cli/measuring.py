@@ -12,10 +12,10 @@ from core import (
     Outcome,
     Settings,
     VerbatimError,
+    calibration_grid,
     evaluate,
     load_questions,
     recommend,
-    sweep,
 )
 
 
@@ -93,7 +93,7 @@ def cmd_calibrate(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
         file=out,
     )
     print(f"{'floor':>6} {column:>6} {'answered':>9} {'correct':>8} {'refused':>8} {'ood refused':>12}", file=out)
-    rows = list(sweep(questions, settings, floors, thresholds))
+    rows = list(calibration_grid(questions, settings, floors, thresholds))
     for row in rows:
         print(
             f"{row.floor:6.2f} {row.threshold:6.2f} {row.answered:9.1%} {row.correct:8.1%} {row.refused:8.1%} "

@@ -298,7 +298,7 @@ def recommend(rows: list[SweepRow]) -> SweepRow:
     return max(pool, key=lambda r: (round(r.correct + r.refused, 6), r.refused, r.floor, r.threshold))
 
 
-def sweep(
+def calibration_grid(
     questions: list[GoldQuestion],
     settings: Settings,
     floors: list[float],

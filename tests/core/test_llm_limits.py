@@ -102,7 +102,7 @@ def model_workers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "model-request"]
 
 
-# --- item 6: one deadline per answer ----------------------------------------------------------
+# --- one deadline per answer ----------------------------------------------------------
 
 
 def test_a_trickling_server_cannot_hold_an_answer_past_the_deadline(settings, knowledge):
@@ -161,7 +161,7 @@ def test_the_deadline_is_a_setting_and_reaches_the_answerer(local_embedder):
     assert isinstance(answerer, LLMAnswerer) and answerer.deadline == 7.0
 
 
-# --- item 7: capped reply size and claim count --------------------------------------------------
+# --- capped reply size and claim count --------------------------------------------------
 
 
 def test_an_oversized_reply_is_refused_without_reading_it_all(settings, knowledge):

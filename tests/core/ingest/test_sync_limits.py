@@ -77,7 +77,7 @@ def test_a_knowledge_base_keeps_answering_when_its_folder_cant_be_listed(tmp_pat
     assert [h.fragment.document for h in hits] == ["prices.md"]
 
 
-# --- item 16: the size limit, fragment progress, batches -------------------------------------
+# --- the size limit, fragment progress, batches -------------------------------------
 
 
 def test_a_document_over_the_limit_fails_with_a_reason_before_it_is_read(tmp_path, write_kb, monkeypatch):
