@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import textwrap
 import uuid
@@ -67,6 +68,8 @@ def chat(pipeline: Pipeline, audience: str, out: TextIO, inp: TextIO | None = No
         "Follow-up questions keep the conversation; '/new' starts another, '/quit' or Ctrl-D leaves.",
         file=out,
     )
+    if inp.isatty():
+        _line_editing()
     while True:
         if inp.isatty():
             try:
@@ -98,3 +101,10 @@ def chat(pipeline: Pipeline, audience: str, out: TextIO, inp: TextIO | None = No
         reply = asker.answer(question, SCOPES[audience], conversation)
         print(render(reply.answer, color, shown=reply.shown), file=out)
         print(file=out)
+
+
+def _line_editing() -> None:
+    """Arrow keys, history (up/down) and Ctrl-R in input(), as in any shell: importing readline is what turns
+    them on. Without it (some minimal Pythons) the keys type escape codes, which clean_question strips."""
+    with contextlib.suppress(ImportError):  # depends on how Python was built
+        import readline  # noqa: F401

@@ -155,7 +155,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     else:
         print(render(answer, color=out.isatty()), file=out)
     pipeline.close()
-    return 0
+    return 1 if answer.reason == "error" else 0  # answering failed (a model server down): scripts must see it
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:

@@ -74,6 +74,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         except OSError as exc:
             raise VerbatimError(f"Could not write {args.html} ({exc.strerror}).") from exc
         print(f"Wrote {args.html}", file=sys.stderr if args.json else out)
+        if not args.json:
+            return 0  # the file is the report; the terminal gets the one line
     if args.json:
         json.dump(report.to_json(), out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -221,7 +223,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
     report = commands.add_parser("report", help="what the knowledge base is missing: the gap report")
     report.add_argument("--since", default="30d", metavar="SPAN", help="how far back: 30d, 2w, 12h (default: 30d)")
-    report.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML file")
+    report.add_argument("--html", metavar="FILE", help="write the report as one HTML file; only --json prints it too")
     report.add_argument("--json", action="store_true", help="print the report object as JSON")
     folder_options(report)
     report.set_defaults(run=cmd_report)

@@ -10,6 +10,7 @@ KnowledgeBase           what bot/ and the pipeline use: sync, retrieve, titles
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -50,9 +51,15 @@ def scope_of(name: str) -> frozenset[str]:
         raise VerbatimError(f"The audience must be one of {', '.join(SCOPES)}, not {name!r}.") from None
 
 
+# Terminal escape sequences (an arrow key typed where no line editing runs: "\x1b[D") and other control
+# characters: never part of a question, and never stored in the run log or shown in the report.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def clean_question(text: str) -> str:
-    """Whitespace folded; raises VerbatimError for an empty or over-long question."""
-    question = " ".join(text.split())
+    """Control characters dropped and whitespace folded; raises VerbatimError for an empty or over-long
+    question."""
+    question = " ".join(_ESCAPES.sub("", text).split())
     if not question:
         raise VerbatimError("The question is empty.")
     if len(question) > MAX_QUESTION_CHARS:

@@ -171,3 +171,20 @@ def test_an_index_of_another_embedding_model_is_not_searched_when_the_folder_is_
     kb.rename(tmp_path / "unmounted")
     code, _, err = run(["search", "walnut worktop price", "--knowledge", str(kb), "--data", str(data)], capsys)
     assert code == 2 and "does not exist" in err
+
+
+def test_ask_exits_non_zero_when_answering_failed(kb_args, capsys, monkeypatch):
+    # A model server that is down: the user reads an apology, and a script sees the failure in the exit code.
+    monkeypatch.setenv("VERBATIM_ANSWERER", "llm")
+    monkeypatch.setenv("VERBATIM_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("VERBATIM_LLM_MODEL", "m")
+    monkeypatch.setenv("VERBATIM_LLM_TIMEOUT", "2")
+    code, out, _ = run(["ask", "How much is a walnut worktop?", *kb_args], capsys)
+    assert code == 1 and "│" not in out
+
+
+def test_a_question_keeps_no_terminal_escape_codes():
+    from core import clean_question
+
+    # Arrow keys typed where no line editing runs, and a stray bell: never stored or shown.
+    assert clean_question("how much\x1b[D\x1b[C is\x07 an oak worktop?") == "how much is an oak worktop?"

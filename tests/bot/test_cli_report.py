@@ -71,3 +71,10 @@ def test_an_unwritable_html_path_is_one_sentence(data, tmp_path, capsys):
     target = tmp_path / "missing-folder" / "report.html"
     code, _, err = run(["report", "--html", str(target), "--knowledge", str(DEMO_KB), "--data", str(data)], capsys)
     assert code == 2 and err.startswith(f"verbatim: Could not write {target}") and "Traceback" not in err
+
+
+def test_html_report_prints_one_line_not_the_text_report(data, tmp_path, capsys):
+    page = tmp_path / "report.html"
+    code, out, _ = run(["report", "--html", str(page), "--knowledge", str(DEMO_KB), "--data", str(data)], capsys)
+    assert code == 0 and out == f"Wrote {page}\n"
+    assert "<html" in page.read_text(encoding="utf-8").lower()
