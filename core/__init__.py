@@ -21,6 +21,7 @@ from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.settings import Settings, from_env, load_env_file
 from core.common.values import Fragment, Hit
 from core.ingest import FragmentProgress, SyncReport
+from core.ingest.folder import skipped_summary
 from core.measuring.evaluation import Outcome, calibration_grid, evaluate, load_questions, recommend
 from core.measuring.gaps import Gap, recent_gaps
 from core.measuring.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
@@ -84,5 +85,6 @@ __all__ = [
     "recommend",
     "run_checks",
     "scope_of",
+    "skipped_summary",
     "sweep_data",
 ]

@@ -20,6 +20,7 @@ from core import (
     clean_question,
     run_checks,
     scope_of,
+    skipped_summary,
 )
 
 log = logging.getLogger("verbatim")
@@ -42,6 +43,8 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
         print(report.search, file=out)
     for path, reason in sorted(report.failed.items()):
         print(f"  failed: {printable(path)}: {printable(reason)}", file=out)
+    if report.skipped:
+        print(printable(skipped_summary(report.skipped)), file=out)
 
 
 def open_knowledge(settings: Settings, out: TextIO, report: str = "changes") -> KnowledgeBase:

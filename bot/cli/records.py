@@ -22,6 +22,7 @@ from core import (
     open_store,
     parse_span,
     read_register,
+    skipped_summary,
     sweep_data,
 )
 
@@ -166,6 +167,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     print(f"\n{totals['documents']} documents: {states}; {totals['fragments']} fragments searched", file=out)
     if status.search:
         print(f"Search: {status.search}", file=out)
+    if status.skipped:
+        print(printable(skipped_summary(list(status.skipped))), file=out)
     if status.attention:
         print("\nNeeds attention:", file=out)
         for item in status.attention:

@@ -12,6 +12,7 @@ from core import (
     Slow,
     Status,
     SyncReport,
+    skipped_summary,
 )
 
 ADMIN_COMMAND = "/verbatim"
@@ -129,6 +130,8 @@ def sync_text(report: SyncReport) -> str:
         f"{report.removed} removed, {len(report.failed)} failed ({report.seconds:.1f} s)."
     ]
     lines.extend(f"• {path}: {reason}" for path, reason in sorted(report.failed.items()))
+    if report.skipped:
+        lines.append(skipped_summary(report.skipped))
     return "\n".join(lines)
 
 

@@ -87,6 +87,7 @@ class SyncReport:
     seconds: float = 0.0
     embedded: int = 0  # fragments sent to the model; the rest reused their stored vectors
     search: str = ""  # how a big index is searched: the approximate index's check, or why exactly
+    skipped: list[str] = field(default_factory=list)  # files in the folder no reader handles (relative paths)
 
     @property
     def changed(self) -> bool:
@@ -106,8 +107,8 @@ def sync(
     document's fragments are, with their rate.
     """
     started = time.perf_counter()
-    files, unreadable = list_folder(folder)
-    report = SyncReport()
+    files, unreadable, skipped = list_folder(folder)
+    report = SyncReport(skipped=skipped)
     if index.embedder_id() != embedder.id:
         report.rebuilt = index.embedder_id() is not None
         index.reset(embedder.id)

@@ -8,7 +8,9 @@ import hashlib
 import logging
 import os
 import re
+from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 from core.common.errors import DocumentError, KnowledgeError
 from core.ingest.documents import parse_metadata
@@ -23,13 +25,28 @@ SIDECAR_SUFFIX = ".meta.yml"  # `price-list.pdf.meta.yml` beside `price-list.pdf
 DEFAULTS_FILE = "defaults.meta.yml"  # in any folder: metadata for every document below it
 
 
+class Listing(NamedTuple):
+    files: list[Path]  # the documents a reader handles, in a stable order
+    unreadable: dict[str, str]  # subfolders that can't be listed (`sub/` → why)
+    skipped: list[str]  # visible files no reader handles (spreadsheets, images…), relative paths
+
+
 def find_files(folder: Path) -> list[Path]:
     """The documents below `folder` that a reader handles, in a stable order; hidden files are skipped."""
-    return list_folder(folder)[0]
+    return list_folder(folder).files
 
 
-def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
-    """`find_files`, and the subfolders that can't be listed (`sub/` → why).
+def skipped_summary(skipped: list[str]) -> str:
+    """ "3 files skipped (no reader for their type): .png 2, .pptx 1", or "" when none was."""
+    if not skipped:
+        return ""
+    kinds = Counter(Path(rel).suffix.lower() or "(no extension)" for rel in skipped)
+    listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
+    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped (no reader for their type): {listed}"
+
+
+def list_folder(folder: Path) -> Listing:
+    """`find_files`, the subfolders that can't be listed, and the files skipped for their type.
 
     A knowledge folder that can't be listed raises KnowledgeError: nothing may be removed
     from the index because a listing came back empty.
@@ -41,6 +58,7 @@ def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
     known = suffixes()
     files: list[Path] = []
     unreadable: dict[str, str] = {}
+    skipped: list[str] = []
 
     def failed(exc: OSError) -> None:
         where = Path(exc.filename) if exc.filename else folder
@@ -58,9 +76,13 @@ def list_folder(folder: Path) -> tuple[list[Path], dict[str, str]]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
             path = Path(root, name)
-            if not name.startswith(".") and path.suffix.lower() in known and path.is_file():
+            if name.startswith(".") or not path.is_file():
+                continue
+            if path.suffix.lower() in known:
                 files.append(path)
-    return sorted(files), unreadable
+            elif not (name.endswith(SIDECAR_SUFFIX) or name == DEFAULTS_FILE):  # metadata, not a document
+                skipped.append(path.relative_to(folder).as_posix())
+    return Listing(sorted(files), unreadable, sorted(skipped))
 
 
 def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str, str], str]:

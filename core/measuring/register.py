@@ -48,6 +48,7 @@ class RegisterStatus:
     review_days: int  # VERBATIM_REVIEW_DAYS (0: only documents with their own `review_every` are reviewed)
     review_dates: dict[str, str] = field(default_factory=dict)  # path → ISO due date, for those that have one
     search: str = ""  # how questions are searched: exact, the approximate index's check, or in the database
+    skipped: tuple[str, ...] = ()  # files in the knowledge folder no reader handles
 
     @property
     def totals(self) -> dict[str, int]:
@@ -65,6 +66,7 @@ class RegisterStatus:
             "attention": [a.to_json() for a in self.attention],
             "review_days": self.review_days,
             "search": self.search,
+            "skipped": list(self.skipped),
         }
 
 
@@ -107,7 +109,8 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
             search = _search(store.index, records)
         finally:
             store.close()
-    records.extend(_never_indexed(settings.knowledge_dir, {r.path for r in records if r.state != "removed"}))
+    queued, skipped = _never_indexed(settings.knowledge_dir, {r.path for r in records if r.state != "removed"})
+    records.extend(queued)
     records.sort(key=lambda r: r.path)
     today = today or date.today()
     attention: list[Attention] = []
@@ -128,7 +131,7 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
         attention.extend(_unreadable_metadata(record))
     if public_surfaces and not any(r.state in ("indexed", "indexing") and r.audience == "public" for r in records):
         attention.append(Attention("no_public_document", "", ", ".join(public_surfaces)))
-    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates, search)
+    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates, search, tuple(skipped))
 
 
 def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
@@ -143,20 +146,20 @@ def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
     return approximate.describe(path, index.generation(), scopes)
 
 
-def _never_indexed(folder: Path, registered: set[str]) -> list[DocumentRecord]:
-    """Files in the folder the register has no row for: queued for the next sync."""
-    from core.ingest.folder import find_files  # the readers load only when a folder is looked at
+def _never_indexed(folder: Path, registered: set[str]) -> tuple[list[DocumentRecord], list[str]]:
+    """Files in the folder the register has no row for (queued for the next sync), and the files skipped."""
+    from core.ingest.folder import list_folder  # the readers load only when a folder is looked at
 
     try:
-        files = find_files(folder)
+        files, _, skipped = list_folder(folder)
     except KnowledgeError:
-        return []  # a missing folder is the index's business, not the register's
+        return [], []  # a missing folder is the index's business, not the register's
     out = []
     for file in files:
         rel = file.relative_to(folder).as_posix()
         if rel not in registered:
             out.append(DocumentRecord(rel, "queued", size=_size(file)))
-    return out
+    return out, skipped
 
 
 def _size(file: Path) -> int:

@@ -144,3 +144,17 @@ def test_ask_marks_a_quote_from_a_document_past_review(tmp_path, seed_index, cap
     assert code == 0 and "· as of 1 Jun 2026 — may be out of date" in out
     quotes = [q for s in json.loads(run([*args, "--json"], capsys)[1])["statements"] for q in s["quotes"]]
     assert quotes and all(q["stale"] and q["as_of"] for q in quotes)
+
+
+def test_index_and_status_name_the_files_they_skipped(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "prices.md").write_text("# Prices\n\nOak worktops cost 310 EUR per metre.\n", encoding="utf-8")
+    (kb / "prices.xlsx").write_bytes(b"PK")
+    folders = ["--knowledge", str(kb), "--data", str(tmp_path / "var")]
+    out = io.StringIO()
+    assert main(["index", *folders], out=out) == 0
+    assert "1 file skipped (no reader for their type): .xlsx 1" in out.getvalue()
+    out = io.StringIO()
+    main(["status", "--json", *folders], out=out)
+    assert json.loads(out.getvalue())["skipped"] == ["prices.xlsx"]
