@@ -113,6 +113,7 @@ def sync(
         report.rebuilt = index.embedder_id() is not None
         index.reset(embedder.id)
     known = index.known()
+    _same_folder(folder, files, known, index)
     seen: set[str] = set()
     for rel, reason in unreadable.items():
         report.failed[rel] = reason
@@ -143,6 +144,25 @@ def sync(
         *most, last = suffixes()
         raise KnowledgeError(f"The knowledge folder {folder} has no {', '.join(most)} or {last} documents.")
     return report
+
+
+def _same_folder(folder: Path, files: list[Path], known: dict[str, KnownDocument], index: IndexStore) -> None:
+    """Refuse a knowledge folder that is not the one the index holds, rather than mark every document removed.
+
+    It is another folder when it is at another path and none of its files is one the index holds. A folder
+    that moved (or a replica that mounts it elsewhere) keeps its file names, so it is taken as the same.
+    """
+    where = str(folder.resolve())
+    indexed = index.folder()
+    if indexed != where:
+        live = {path for path, d in known.items() if d.state != "removed"}
+        if live and files and not live & {f.relative_to(folder).as_posix() for f in files}:
+            raise KnowledgeError(
+                f"This data folder holds the index of another knowledge folder ({indexed or 'an earlier one'}, "
+                f"{len(live)} documents), and none of them is in {folder}: give {folder} a data folder of its own "
+                "with --data (or VERBATIM_DATA_DIR), so that neither folder's documents are marked removed."
+            )
+        index.set_folder(where)
 
 
 def _changed_document(

@@ -127,6 +127,14 @@ class SQLIndex:
         with self._read() as db:
             return self._meta(db, "embedder")
 
+    def folder(self) -> str | None:
+        with self._read() as db:
+            return self._meta(db, "knowledge_folder")
+
+    def set_folder(self, folder: str) -> None:
+        with self._write() as db:
+            self._set_meta(db, "knowledge_folder", folder)
+
     def reset(self, embedder_id: str) -> None:
         with self._write() as db:
             db.execute("DELETE FROM documents")

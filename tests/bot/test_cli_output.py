@@ -49,7 +49,8 @@ def test_the_run_log_shows_control_characters_escaped(tmp_path, kb_args, capsys)
     code, out, _ = run(["log", "--data", str(tmp_path / "d")], capsys)
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
-    assert "Q: \\x1b[2J\\x1b[31mhow much is a walnut worktop?\\x07 \\u202eevil" in out
+    # Terminal codes never reach the log (clean_question drops them); what is left is shown escaped.
+    assert "Q: how much is a walnut worktop? \\u202eevil" in out
 
 
 def test_printable_keeps_ordinary_text():

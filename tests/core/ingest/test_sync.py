@@ -3,6 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.common.errors import KnowledgeError
 from core.common.settings import Settings
 from core.ingest import sync
 from core.ingest.folder import skipped_summary
@@ -315,3 +316,35 @@ def test_files_no_reader_handles_are_reported_by_type_not_ignored_in_silence(tmp
     assert report.skipped == ["logo.png", "prices.xlsx", "sub/photo.PNG"]
     assert skipped_summary(report.skipped) == "3 files skipped (no reader for their type): .png 2, .xlsx 1"
     assert skipped_summary([]) == ""
+
+
+def test_another_companys_folder_is_refused_and_marks_nothing_removed(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "bikes.md").write_text("# Bikes\n\nA city bike costs 500 EUR.\n", encoding="utf-8")
+    with pytest.raises(KnowledgeError, match="--data") as refused:
+        sync(other, index, fake_embedder)
+    assert str(kb.resolve()) in str(refused.value) and "\n" not in str(refused.value)
+    assert {path: d.state for path, d in index.known().items()} == {"prices.md": "indexed", "warranty.md": "indexed"}
+
+
+def test_a_folder_that_moved_keeps_its_index(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    moved = kb.rename(tmp_path / "moved")  # or a replica that mounts it at another path
+    report = sync(moved, index, fake_embedder)
+    assert (report.unchanged, report.removed) == (2, 0)
+    assert index.folder() == str(moved.resolve())
+
+
+def test_every_file_renamed_in_the_same_folder_is_an_ordinary_change(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": PRICES})
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    (kb / "prices.md").rename(kb / "price-list.md")
+    report = sync(kb, index, fake_embedder)
+    assert (report.added, report.removed) == (1, 1)
