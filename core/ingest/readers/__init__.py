@@ -14,7 +14,7 @@ from pathlib import Path
 from core.common.errors import DocumentError
 from core.common.values import Document
 from core.ingest.documents import AUDIENCES, Parsed, sha256_of
-from core.ingest.readers import docx, html, markdown, pdf, plain
+from core.ingest.readers import docx, html, markdown, pdf, plain, spreadsheet
 
 Reader = Callable[[bytes], Parsed]
 
@@ -26,6 +26,8 @@ READERS: dict[str, Reader] = {
     ".pdf": pdf.read,  # parsed in a child process with time and memory limits
     ".html": html.read,
     ".htm": html.read,
+    ".xlsx": spreadsheet.read_xlsx,
+    ".csv": spreadsheet.read_csv,
 }
 
 
