@@ -150,11 +150,11 @@ def test_index_and_status_name_the_files_they_skipped(tmp_path, capsys):
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "prices.md").write_text("# Prices\n\nOak worktops cost 310 EUR per metre.\n", encoding="utf-8")
-    (kb / "prices.xlsx").write_bytes(b"PK")
+    (kb / "slides.pptx").write_bytes(b"PK")
     folders = ["--knowledge", str(kb), "--data", str(tmp_path / "var")]
     out = io.StringIO()
     assert main(["index", *folders], out=out) == 0
-    assert "1 file skipped (no reader for their type): .xlsx 1" in out.getvalue()
+    assert "1 file skipped (no reader for their type): .pptx 1" in out.getvalue()
     out = io.StringIO()
     main(["status", "--json", *folders], out=out)
-    assert json.loads(out.getvalue())["skipped"] == ["prices.xlsx"]
+    assert json.loads(out.getvalue())["skipped"] == ["slides.pptx"]

@@ -308,13 +308,13 @@ def test_a_sidecar_linked_out_of_the_folder_is_refused_and_its_content_never_sho
 
 def test_files_no_reader_handles_are_reported_by_type_not_ignored_in_silence(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    for name in ("prices.xlsx", "logo.png", "sub/photo.PNG", "prices.md.meta.yml", "defaults.meta.yml", ".hidden.csv"):
+    for name in ("slides.pptx", "logo.png", "sub/photo.PNG", "prices.md.meta.yml", "defaults.meta.yml", ".hidden.csv"):
         (kb / name).parent.mkdir(parents=True, exist_ok=True)
         (kb / name).write_bytes(b"")
     report = sync(kb, open_index(tmp_path), fake_embedder)
     # Metadata files and hidden files are not documents that were skipped.
-    assert report.skipped == ["logo.png", "prices.xlsx", "sub/photo.PNG"]
-    assert skipped_summary(report.skipped) == "3 files skipped (no reader for their type): .png 2, .xlsx 1"
+    assert report.skipped == ["logo.png", "slides.pptx", "sub/photo.PNG"]
+    assert skipped_summary(report.skipped) == "3 files skipped (no reader for their type): .png 2, .pptx 1"
     assert skipped_summary([]) == ""
 
 
