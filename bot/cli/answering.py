@@ -43,6 +43,9 @@ def _print_report(report: SyncReport, out: TextIO) -> None:
         print(report.search, file=out)
     for path, reason in sorted(report.failed.items()):
         print(f"  failed: {printable(path)}: {printable(reason)}", file=out)
+    if report.languages:
+        listed = ", ".join(f"{code or 'unknown'} {n}" for code, n in report.languages.items())
+        print(f"documents in: {listed}", file=out)
     if report.skipped:
         print(printable(skipped_summary(report.skipped)), file=out)
 

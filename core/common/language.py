@@ -116,6 +116,37 @@ def detect(text: str) -> str | None:
     return _best(words, _VOCAB, set(_VOCAB), need=2, extra=elided)
 
 
+def detect_document(text: str) -> str | None:
+    """A document's language, from its opening (its first 20,000 characters), or None when unclear.
+
+    A document must give more evidence than a question: five words at least, twice as many as any other
+    language has, so that a price list's "price per metre" is not Italian.
+    """
+    sample = text[:20_000]
+    language = detect(sample)
+    if language is None or language not in _VOCAB:
+        return language  # a script tells it (Cyrillic, Arabic, Greek…): as sure for a document as for a question
+    counts = _counts([w.lower() for w in _WORD.findall(sample)], _VOCAB, set(_VOCAB), {})
+    first, second = sorted(counts.values(), reverse=True)[:2]
+    return language if first >= 5 and first >= 2 * second else None
+
+
+def _counts(
+    words: list[str], vocab: dict[str, frozenset[str]], languages: set[str], extra: dict[str, int]
+) -> dict[str, float]:
+    counts = dict.fromkeys(vocab, 0.0)
+    for lang, n in extra.items():
+        counts[lang] += n
+    for word in words:
+        for lang, known in vocab.items():
+            if word in known:
+                counts[lang] += 1
+        for lang, own in _LETTERS.items():
+            if lang in languages and any(c in own for c in word):
+                counts[lang] += 1
+    return counts
+
+
 def _best(
     words: list[str],
     vocab: dict[str, frozenset[str]],
@@ -125,16 +156,7 @@ def _best(
 ) -> str | None:
     """The language with the most evidence (its words, and words spelt with a letter only it writes), when
     that is at least `need` and more than any other language has; never another language over English."""
-    counts = dict.fromkeys(vocab, 0.0)
-    for lang, n in (extra or {}).items():
-        counts[lang] += n
-    for word in words:
-        for lang, known in vocab.items():
-            if word in known:
-                counts[lang] += 1
-        for lang, own in _LETTERS.items():
-            if lang in languages and any(c in own for c in word):
-                counts[lang] += 1
+    counts = _counts(words, vocab, languages, extra or {})
     best = max(counts, key=lambda lang: counts[lang])
     runner_up = max(v for lang, v in counts.items() if lang != best)
     if counts[best] >= need and counts[best] > runner_up:

@@ -111,6 +111,7 @@ class Document:
     meta: dict[str, str] = field(default_factory=dict)
     meta_sha256: str = ""  # of the sidecar and defaults files that added metadata ("" when none)
     modified: str = ""  # the file's modification date (ISO), when it was read: the review clock without `as_of`
+    language: str = ""  # ISO 639-1: declared (`language:`) or detected; "" when it can't be told
 
 
 @dataclass(frozen=True)

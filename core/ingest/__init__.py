@@ -87,6 +87,7 @@ class SyncReport:
     seconds: float = 0.0
     embedded: int = 0  # fragments sent to the model; the rest reused their stored vectors
     search: str = ""  # how a big index is searched: the approximate index's check, or why exactly
+    languages: dict[str, int] = field(default_factory=dict)  # indexed documents per language code, most first
     skipped: list[str] = field(default_factory=list)  # files in the folder no reader handles (relative paths)
 
     @property
@@ -139,6 +140,7 @@ def sync(
     index.remove(gone)
     report.removed = len(gone)
     report.fragments, report.mean_chars, report.max_chars = index.stats()
+    report.languages = index.languages()
     report.seconds = time.perf_counter() - started
     if not files and not unreadable:
         *most, last = suffixes()
@@ -195,7 +197,7 @@ def _changed_document(
         if previous.state == "failed":
             report.failed[rel] = previous.error or "failed"
             return None
-        if previous.state == "indexed":
+        if previous.state == "indexed" and previous.language is not None:
             report.unchanged += 1
             return None
     try:

@@ -50,6 +50,7 @@ class KnownDocument:
     meta_sha256: str
     state: str
     error: str | None
+    language: str | None = None  # None: indexed before languages were detected, so read again once
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class DocumentRecord:
     fragments: int = 0
     indexed_at: str | None = None  # UTC, when the current version was swapped in
     modified: str | None = None  # the file's date when it was read (ISO)
+    language: str | None = None  # ISO 639-1, declared or detected; None when it couldn't be told
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,10 @@ class IndexStore(Protocol):
 
     def remove(self, paths: Sequence[str]) -> None:
         """Documents gone from the folder: their fragments go, their register rows stay, marked `removed`."""
+        ...
+
+    def languages(self) -> dict[str, int]:
+        """Indexed documents per language code ("" for those whose language couldn't be told), most first."""
         ...
 
     def register(self) -> list[DocumentRecord]:

@@ -50,7 +50,7 @@ def fragment_from(r: Sequence[Any]) -> Fragment:
 
 def document_values(document: Document) -> tuple[Any, ...]:
     """A document's register values after indexing, in the order of `commit`'s UPDATE: title, audience,
-    owner, as_of, source, sha256, meta_sha256, size, licence, review_every, modified."""
+    owner, as_of, source, sha256, meta_sha256, size, licence, review_every, modified, language."""
     meta = document.meta
     return (
         document.title,
@@ -64,6 +64,7 @@ def document_values(document: Document) -> tuple[Any, ...]:
         meta.get("licence") or meta.get("license") or None,
         meta.get("review_every") or None,
         document.modified or None,
+        document.language,  # "" when it can't be told; NULL only for rows from before languages were kept
     )
 
 
@@ -147,8 +148,10 @@ class SQLIndex:
     def known(self) -> dict[str, KnownDocument]:
         with self._read() as db:
             # A removed document's row is history for the register; to a sync it is as if never seen.
-            rows = db.all("SELECT path, sha256, meta_sha256, state, error FROM documents WHERE state != 'removed'")
-        return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
+            rows = db.all(
+                "SELECT path, sha256, meta_sha256, state, error, language FROM documents WHERE state != 'removed'"
+            )
+        return {r[0]: KnownDocument(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         return {digest: self.dialect.array(v) for digest, v in self._by_hash("fragments", "embedding", hashes)}
@@ -231,7 +234,7 @@ class SQLIndex:
             db.execute(
                 "UPDATE documents SET title = ?, audience = ?, owner = ?, as_of = ?, source = ?, sha256 = ?, "
                 f"meta_sha256 = ?, size = ?, state = 'indexed', error = NULL, indexed_at = {self.dialect.now}, "
-                "licence = ?, review_every = ?, modified = ? WHERE id = ?",
+                "licence = ?, review_every = ?, modified = ?, language = ? WHERE id = ?",
                 (*document_values(document), doc_id),
             )
             self._bump(db)
@@ -278,13 +281,21 @@ class SQLIndex:
                 )
             self._bump(db)
 
+    def languages(self) -> dict[str, int]:
+        with self._read() as db:
+            rows = db.all(
+                "SELECT coalesce(language, ''), count(*) FROM documents WHERE state = 'indexed' "
+                "GROUP BY 1 ORDER BY 2 DESC, 1"
+            )
+        return {str(code): int(n) for code, n in rows}
+
     def register(self) -> list[DocumentRecord]:
         with self._read() as db:
             rows = db.all(
                 "SELECT d.path, d.state, d.title, d.audience, d.owner, d.as_of, d.source, d.licence, "
                 "d.review_every, d.sha256, d.size, d.error, "
                 "(SELECT count(*) FROM fragments f WHERE f.document_id = d.id AND f.staged = 0), "
-                f"d.indexed_at, d.modified FROM documents d ORDER BY d.path{self.dialect.byte_order}"
+                f"d.indexed_at, d.modified, d.language FROM documents d ORDER BY d.path{self.dialect.byte_order}"
             )
         return [DocumentRecord(*row) for row in rows]
 

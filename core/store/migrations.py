@@ -167,6 +167,11 @@ def _m007_fragment_columns_as_everywhere(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE fragments RENAME COLUMN vector TO embedding")
 
 
+def _m008_document_language(db: sqlite3.Connection) -> None:
+    """Each document's language (ISO 639-1, declared or detected), so the index knows what it holds."""
+    db.execute("ALTER TABLE documents ADD COLUMN language TEXT")
+
+
 INDEX_MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_fragment_hashes_pages_generation,
@@ -175,6 +180,7 @@ INDEX_MIGRATIONS: list[Migration] = [
     _m005_text_vectors,
     _m006_live_fragments_index,
     _m007_fragment_columns_as_everywhere,
+    _m008_document_language,
 ]
 
 
@@ -354,4 +360,15 @@ def _m004_entries_scope(db: Any) -> None:
     db.execute("ALTER TABLE entries ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
 
 
-POSTGRES_MIGRATIONS: list[Migration] = [_m001_index, _m002_runlog_and_state, _m003_text_vectors, _m004_entries_scope]
+def _m005_document_language(db: Any) -> None:
+    """Each document's language (ISO 639-1, declared or detected), so the index knows what it holds."""
+    db.execute("ALTER TABLE documents ADD COLUMN language TEXT")
+
+
+POSTGRES_MIGRATIONS: list[Migration] = [
+    _m001_index,
+    _m002_runlog_and_state,
+    _m003_text_vectors,
+    _m004_entries_scope,
+    _m005_document_language,
+]

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from core.common.errors import DocumentError
+from core.common.language import NAMES as LANGUAGE_NAMES
+from core.common.language import detect_document
 from core.common.values import Document
 from core.ingest.documents import AUDIENCES, Parsed, sha256_of
 from core.ingest.readers import docx, html, markdown, pdf, plain, spreadsheet
@@ -58,6 +60,9 @@ def parse_document(
     if not any(s.text.strip() for s in parsed.sections):
         raise DocumentError("the document has no text")
     title = sidecar.get("title") or parsed.meta.get("title") or parsed.title or defaults.get("title")
+    language = meta.get("language", "").strip().lower()
+    if language and language not in LANGUAGE_NAMES:
+        raise DocumentError(f"language must be an ISO 639-1 code such as en or de, not {language!r}")
     return Document(
         path=rel_path,
         title=title or _title_from_name(rel_path),
@@ -67,6 +72,7 @@ def parse_document(
         size=len(data),
         meta=meta,
         meta_sha256=meta_sha256,
+        language=language or detect_document("\n\n".join(s.text for s in parsed.sections)) or "",
     )
 
 

@@ -36,7 +36,10 @@ def test_each_sheet_is_a_section_and_each_row_a_labelled_line():
     doc = parse_document("prices.xlsx", data)
     assert doc.title == "Spring price list"
     assert [(s.path, s.text) for s in doc.sections] == [
-        (("Worktops",), "Material: Solid ash; Price per metre (EUR): 290\nMaterial: Cherry; Price per metre (EUR): 455.5"),
+        (
+            ("Worktops",),
+            "Material: Solid ash; Price per metre (EUR): 290\nMaterial: Cherry; Price per metre (EUR): 455.5",
+        ),
         (("Hardware extras",), "Hinge: Soft-close; Price (EUR): 12.9"),
     ]
     captions = [f.caption for f in fragment_document(doc)]

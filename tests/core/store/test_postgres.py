@@ -331,7 +331,13 @@ def test_migrations_are_recorded_and_applied_once(database_url, tmp_path):
     open_store(tmp_path, database_url).close()
     with psycopg.connect(database_url) as db:
         names = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
-    assert names == ["_m001_index", "_m002_runlog_and_state", "_m003_text_vectors", "_m004_entries_scope"]
+    assert names == [
+        "_m001_index",
+        "_m002_runlog_and_state",
+        "_m003_text_vectors",
+        "_m004_entries_scope",
+        "_m005_document_language",
+    ]
 
 
 _CHILD = """
