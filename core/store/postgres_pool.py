@@ -39,6 +39,12 @@ def _where(url: str) -> str:
     return f"{host}:{parts.port}" if parts.port else host
 
 
+def _no_pgvector(exc: psycopg.Error) -> bool:
+    """CREATE EXTENSION vector failed because the server has no pgvector installed."""
+    text = str(exc).lower()
+    return 'extension "vector"' in text and ("not available" in text or "could not open extension control" in text)
+
+
 def _migrate_locked(db: psycopg.Connection[Any]) -> list[str]:
     """Apply the migrations this database has not seen, under an advisory lock; the names applied."""
     db.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
@@ -99,6 +105,13 @@ class Database:
             except psycopg.Error as exc:
                 if not _transient(exc) or time.monotonic() + delay > deadline:
                     tried = f", tried for {wait:.0f} s" if _transient(exc) and wait >= 1 else ""
+                    if _no_pgvector(exc):
+                        raise ConfigError(
+                            f"The PostgreSQL server at {self.where} has no pgvector extension, which Verbatim needs "
+                            "for its vectors: install it on the server (Debian and Ubuntu: apt install "
+                            "postgresql-16-pgvector, matching the server's major version; or use the "
+                            "pgvector/pgvector image) and start again."
+                        ) from exc
                     raise ConfigError(
                         f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}{tried}): check "
                         "VERBATIM_DATABASE_URL and that the server is running; the next start tries again."

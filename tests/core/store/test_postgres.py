@@ -447,3 +447,16 @@ def test_two_replicas_answer_each_event_once_when_redeliveries_go_to_the_other(p
     spec.loader.exec_module(replicas)
     figures = replicas.main(24, 8)
     assert figures == {"acked": 32, "answered": 24, "lost": 0, "twice": 0}
+
+
+def test_a_server_without_pgvector_is_told_how_to_get_it(database_url, tmp_path, monkeypatch):
+    # Debian's own PostgreSQL has no pgvector; the server is running, so "check it is running" would mislead.
+    from core.store import postgres_pool
+
+    def no_extension(db):
+        raise psycopg.errors.FeatureNotSupported('extension "vector" is not available')
+
+    monkeypatch.setattr(postgres_pool, "_migrate_locked", no_extension)
+    with pytest.raises(ConfigError, match="pgvector") as refused:
+        open_store(tmp_path, database_url, wait=0)
+    assert "is running" not in str(refused.value) and "apt install" in str(refused.value)
