@@ -40,6 +40,7 @@ UNAVAILABLE_RETRYING = (
 )
 FEEDBACK_THANKS = "Thanks, your feedback was recorded."
 FEEDBACK_UNKNOWN = "That answer is no longer in the log."
+FEEDBACK_COUNTED = "counted, thanks"  # the button left in place of 👍 / 👎 once one was pressed
 SHARE_LABEL = "Post to channel"
 SHARE_REFUSED = "This answer can't be posted here: it may quote documents this channel can't read."
 

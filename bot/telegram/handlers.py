@@ -90,11 +90,23 @@ class Handlers:
         if query is None or not query.data:
             return
         _, value, answer_id = ([*query.data.split(":", 2), "", ""])[:3]
+        if value == "done":  # the button that replaced them: the vote is in already
+            await query.answer(presenter.FEEDBACK_THANKS)
+            return
         user = str(query.from_user.id) if query.from_user else None
         recorded = value in ("up", "down") and await asyncio.to_thread(
             self.pipeline.feedback, answer_id, value, SURFACE, user
         )
         await query.answer(presenter.FEEDBACK_THANKS if recorded else presenter.FEEDBACK_UNKNOWN)
+        if recorded and query.message is not None:
+            # The buttons give way to the vote, so the chat shows it was counted (the toast is gone in seconds).
+            counted = InlineKeyboardButton(
+                f"{'👍' if value == 'up' else '👎'} {presenter.FEEDBACK_COUNTED}", callback_data=f"fb:done:{answer_id}"
+            )
+            try:
+                await query.edit_message_reply_markup(InlineKeyboardMarkup([[counted]]))
+            except TelegramError as exc:  # too old to edit, or edited already: the vote is recorded all the same
+                log.info("the feedback buttons could not be replaced: %s", exc)
 
     async def error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Log first, then tell the user briefly; the bot keeps running."""

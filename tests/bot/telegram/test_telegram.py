@@ -412,3 +412,31 @@ def test_webhook_mode_registers_its_secret_answers_and_drains_on_stop(make_appli
     status, sent = run(scenario())
     assert status == 200 and len(sent) == 1 and "520 EUR" in sent[0].body["text"]
     assert bot_api.calls("setWebhook")[0].body["secret_token"] == "s3cret"
+
+
+def test_a_vote_replaces_the_buttons_so_the_chat_shows_it_was_counted(make_application, bot_api, pipeline):
+    async def scenario():
+        application = make_application()
+        await polling(application, bot_api, [[private_message("how much is a walnut worktop?")]])
+        try:
+            sent = (await bot_api.wait_for("sendMessage"))[0].body
+            data = sent["reply_markup"]["inline_keyboard"][0][0]["callback_data"]  # 👍
+            message = {"message_id": 5, "date": 0, "chat": {"id": 7, "type": "private"}, "text": "answer"}
+            query = {"id": "cb2", "from": {"id": 7, "is_bot": False, "first_name": "U"}, "chat_instance": "x"}
+            bot_api.updates.append(
+                [{"update_id": 99998, "callback_query": {**query, "data": data, "message": message}}]
+            )
+            edited = (await bot_api.wait_for("editMessageReplyMarkup"))[0].body
+            # Pressing what is left records nothing twice and still thanks.
+            done = edited["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+            bot_api.updates.append([{"update_id": 99997, "callback_query": {**query, "id": "cb3", "data": done}}])
+            answers = await bot_api.wait_for("answerCallbackQuery", count=2)
+            return edited, [a.body["text"] for a in answers]
+        finally:
+            await stop(application)
+
+    edited, toasts = run(scenario())
+    (button,) = edited["reply_markup"]["inline_keyboard"][0]
+    assert button["text"] == f"👍 {presenter.FEEDBACK_COUNTED}"
+    assert toasts == [presenter.FEEDBACK_THANKS, presenter.FEEDBACK_THANKS]
+    assert [e.feedback for e in pipeline.runlog.tail(5) if e.feedback] == ["up"]
