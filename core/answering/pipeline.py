@@ -178,6 +178,14 @@ class Pipeline:
         """The conversation's last `limit` turns, oldest first (none without a conversation)."""
         return turns_from(self.runlog.history(conversation, limit)) if conversation else []
 
+    def _readable_languages(self) -> tuple[str, ...]:
+        """The languages questions may be asked in: VERBATIM_QUESTION_LANGUAGES when it is set; else English
+        and the languages the indexed documents are written in, so a German company needs no setting."""
+        allowed = self.settings.question_languages
+        if self.settings.question_languages_set or not allowed:
+            return allowed
+        return tuple(dict.fromkeys([*allowed, *self.knowledge.document_languages()]))
+
     def answer(
         self,
         question: str,
@@ -200,7 +208,7 @@ class Pipeline:
                 standalone, calls = self.answerer.rewrite(question, history)
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
             language = detect(standalone)
-            allowed = self.settings.question_languages
+            allowed = self._readable_languages()
             if language and allowed and language not in allowed:
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.
                 verdict = Verdict("language", language=language, languages=allowed)

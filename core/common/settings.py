@@ -42,6 +42,8 @@ class Settings:
     resync_seconds: float = 60.0
     # ISO codes of the languages questions may be asked in; () = any. The embedded model reads English.
     question_languages: tuple[str, ...] = ("en",)
+    # False when VERBATIM_QUESTION_LANGUAGES is unset: then the indexed documents' languages are readable too.
+    question_languages_set: bool = False
     max_document_mb: float = 10.0  # a bigger file fails with a reason before it is read (see README)
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
     database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
@@ -143,6 +145,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         llm_deadline=read.number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
         resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
         question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "en" if embedder == "local" else "any"),
+        question_languages_set=bool(read.text("VERBATIM_QUESTION_LANGUAGES")),
         max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
         review_days=read.days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
         database_url=read.text("VERBATIM_DATABASE_URL"),

@@ -276,6 +276,7 @@ class KnowledgeBase:
         self.settings = settings
         self._model = embedder or make_embedder(settings)
         self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
+        self._languages: tuple[int, tuple[str, ...]] | None = None  # (generation, the documents' languages)
         self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
         index = self.store.index
         self.loaded = LoadedSearch(index, on_unreadable=lambda: self.indexer.due_now())
@@ -348,6 +349,14 @@ class KnowledgeBase:
         hits = rank(query, scope, self.settings.min_similarity if floor is None else floor)
         done = time.perf_counter()
         return Retrieval(hits, (embedded - started) * 1000, (done - embedded) * 1000)
+
+    def document_languages(self) -> tuple[str, ...]:
+        """The languages of the indexed documents (ISO codes, most documents first; unknown ones left out)."""
+        self._sync_first()
+        generation = self.store.index.generation()
+        if self._languages is None or self._languages[0] != generation:
+            self._languages = (generation, tuple(code for code in self.store.index.languages() if code))
+        return self._languages[1]
 
     def titles(self, scope: frozenset[str]) -> list[str]:
         """The titles of the documents a scope may read, for help texts that name no one product."""

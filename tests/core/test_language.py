@@ -91,3 +91,39 @@ def test_question_languages_are_a_setting():
     assert from_env({}).question_languages == ("en",)
     assert from_env({"VERBATIM_QUESTION_LANGUAGES": "en, de"}).question_languages == ("en", "de")
     assert from_env({"VERBATIM_QUESTION_LANGUAGES": "any"}).question_languages == ()
+
+
+GERMAN_TERMS = (
+    "---\ntitle: Lieferbedingungen\naudience: public\n---\n## Lieferung\n\n"
+    "Die Lieferung kostet 40 EUR bis 15 km. Wir liefern von Montag bis Freitag, und auch am Samstag gegen Aufpreis.\n"
+)
+
+
+def _german_pipeline(tmp_path, env):
+    from core.answering.pipeline import Pipeline
+    from core.common.settings import from_env
+    from core.measuring.fakes import WordEmbedder
+    from core.retrieval.knowledge import KnowledgeBase
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "lieferung.md").write_text(GERMAN_TERMS, encoding="utf-8")
+    settings = from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var"), **env})
+    kb = KnowledgeBase(settings, WordEmbedder(64, "de"))
+    kb.sync()
+    return Pipeline(settings, kb)
+
+
+def test_questions_in_the_documents_language_are_read_with_no_setting(tmp_path):
+    pipeline = _german_pipeline(tmp_path, {})
+    answer = pipeline.answer("Wie viel kostet die Lieferung?", SCOPES["public"])
+    assert answer.reason != "language"
+    assert answer.retrieved, "the question was searched, not turned away"
+    russian = pipeline.answer("Сколько стоит доставка?", SCOPES["public"])
+    assert (russian.reason, russian.languages) == ("language", ("en", "de"))
+
+
+def test_a_set_question_language_list_is_kept_as_it_is(tmp_path):
+    pipeline = _german_pipeline(tmp_path, {"VERBATIM_QUESTION_LANGUAGES": "en"})
+    answer = pipeline.answer("Wie viel kostet die Lieferung?", SCOPES["public"])
+    assert (answer.reason, answer.languages) == ("language", ("en",))

@@ -34,6 +34,7 @@ READ = [
     ("VERBATIM_LLM_DEADLINE", "20", "llm_deadline", 20.0, {}),
     ("VERBATIM_RESYNC_SECONDS", "5", "resync_seconds", 5.0, {}),
     ("VERBATIM_QUESTION_LANGUAGES", "de, en", "question_languages", ("de", "en"), {}),
+    ("VERBATIM_QUESTION_LANGUAGES", "en", "question_languages_set", True, {}),
     ("VERBATIM_MAX_DOCUMENT_MB", "2.5", "max_document_mb", 2.5, {}),
     ("VERBATIM_REVIEW_DAYS", "90", "review_days", 90, {}),
     ("VERBATIM_DATABASE_URL", "postgresql://u@h/db", "database_url", "postgresql://u@h/db", {}),
@@ -41,7 +42,7 @@ READ = [
 ]
 
 
-@pytest.mark.parametrize(("name", "raw", "field", "value", "beside"), READ, ids=[row[0] for row in READ])
+@pytest.mark.parametrize(("name", "raw", "field", "value", "beside"), READ, ids=[row[2] for row in READ])
 def test_each_variable_is_read_into_its_field(name, raw, field, value, beside):
     assert getattr(from_env({}), field) != value, "the test value must differ from the default"
     assert getattr(from_env({**beside, name: raw}), field) == value
