@@ -178,13 +178,17 @@ class Pipeline:
         """The conversation's last `limit` turns, oldest first (none without a conversation)."""
         return turns_from(self.runlog.history(conversation, limit)) if conversation else []
 
-    def _readable_languages(self) -> tuple[str, ...]:
-        """The languages questions may be asked in: VERBATIM_QUESTION_LANGUAGES when it is set; else English
-        and the languages the indexed documents are written in, so a German company needs no setting."""
+    def _readable_instead(self, language: str) -> tuple[str, ...]:
+        """The languages questions may be asked in, when `language` is none of them; () when it is one.
+
+        They are VERBATIM_QUESTION_LANGUAGES when it is set; else English and the languages the indexed documents
+        are written in, so a German company needs no setting. Only a foreign question looks at the documents."""
         allowed = self.settings.question_languages
-        if self.settings.question_languages_set or not allowed:
-            return allowed
-        return tuple(dict.fromkeys([*allowed, *self.knowledge.document_languages()]))
+        if not allowed or language in allowed:
+            return ()
+        if not self.settings.question_languages_set:
+            allowed = tuple(dict.fromkeys([*allowed, *self.knowledge.document_languages()]))
+        return () if language in allowed else allowed
 
     def answer(
         self,
@@ -208,10 +212,9 @@ class Pipeline:
                 standalone, calls = self.answerer.rewrite(question, history)
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
             language = detect(standalone)
-            allowed = self._readable_languages()
-            if language and allowed and language not in allowed:
+            if language and (readable := self._readable_instead(language)):
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.
-                verdict = Verdict("language", language=language, languages=allowed)
+                verdict = Verdict("language", language=language, languages=readable)
             else:
                 retrieval = self.knowledge.retrieve(standalone, scope)
                 timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms

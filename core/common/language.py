@@ -100,8 +100,12 @@ NAMES = {
 }
 
 
-def detect(text: str) -> str | None:
-    """An ISO 639-1 code when the question is clearly in that language, else None."""
+def detect(text: str, need: int = 2, lead: float = 1.0) -> str | None:
+    """An ISO 639-1 code when the question is clearly in that language, else None.
+
+    Clearly: a script most of its letters are written in, or at least `need` words of evidence and more than
+    `lead` times what any other language has.
+    """
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return None
@@ -113,7 +117,7 @@ def detect(text: str) -> str | None:
             # Russian unless the words or letters say Ukrainian (or the other way round).
             return _best(words, _CYRILLIC_VOCAB, {"ru", "uk"}, need=1) or "ru"
     elided = {lang: len(pattern.findall(text)) for lang, pattern in _ELISIONS.items()}
-    return _best(words, _VOCAB, set(_VOCAB), need=2, extra=elided)
+    return _best(words, _VOCAB, set(_VOCAB), need=need, lead=lead, extra=elided)
 
 
 def detect_document(text: str) -> str | None:
@@ -122,13 +126,7 @@ def detect_document(text: str) -> str | None:
     A document must give more evidence than a question: five words at least, twice as many as any other
     language has, so that a price list's "price per metre" is not Italian.
     """
-    sample = text[:20_000]
-    language = detect(sample)
-    if language is None or language not in _VOCAB:
-        return language  # a script tells it (Cyrillic, Arabic, Greek…): as sure for a document as for a question
-    counts = _counts([w.lower() for w in _WORD.findall(sample)], _VOCAB, set(_VOCAB), {})
-    first, second = sorted(counts.values(), reverse=True)[:2]
-    return language if first >= 5 and first >= 2 * second else None
+    return detect(text[:20_000], need=5, lead=2.0)
 
 
 def _counts(
@@ -152,13 +150,15 @@ def _best(
     vocab: dict[str, frozenset[str]],
     languages: set[str],
     need: int,
+    lead: float = 1.0,
     extra: dict[str, int] | None = None,
 ) -> str | None:
     """The language with the most evidence (its words, and words spelt with a letter only it writes), when
-    that is at least `need` and more than any other language has; never another language over English."""
+    that is at least `need` and more than `lead` times any other language's; never another language over
+    English."""
     counts = _counts(words, vocab, languages, extra or {})
     best = max(counts, key=lambda lang: counts[lang])
     runner_up = max(v for lang, v in counts.items() if lang != best)
-    if counts[best] >= need and counts[best] > runner_up:
+    if counts[best] >= need and counts[best] > lead * runner_up:
         return best
     return None
