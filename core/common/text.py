@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from core.common.stopwords import FUNCTION_WORDS
+
 SECTION_SEPARATOR = " › "
 # A sentence ends at . ! or ? followed by space and something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
@@ -28,7 +30,9 @@ def caption(title: str, section: tuple[str, ...], position: int, of: int, page: 
     return f"{SECTION_SEPARATOR.join((title, *section))}{where} · fragment {position} of {of}"
 
 
-_TERM = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+# Lower-case letters of the Latin and Cyrillic alphabets, accented ones included ("kündigung" is one word,
+# not "k" and "ndigung"), and digits; "²" and "×" are not letters.
+_TERM = re.compile(r"[a-z0-9\u00df-\u00f6\u00f8-\u024f\u0430-\u045f\u0491]+(?:[.,][0-9]+)*")
 _STOPWORDS = """
     a about above after again all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -51,6 +55,8 @@ def stem(word: str) -> str:
     return word
 
 
-def key_terms(text: str) -> set[str]:
-    """Content words and figures, lightly stemmed."""
-    return {stem(word) for word in _TERM.findall(text.lower()) if word not in STOPWORDS}
+def key_terms(text: str, language: str | None = None) -> set[str]:
+    """Content words and figures, lightly stemmed; a question `language` other than English also leaves out
+    that language's function words (core.common.stopwords)."""
+    stop = STOPWORDS | FUNCTION_WORDS[language] if language in FUNCTION_WORDS else STOPWORDS
+    return {stem(word) for word in _TERM.findall(text.lower()) if word not in stop}
