@@ -16,8 +16,8 @@ from core.answering.figures import fits_figures, stated_quantities
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import ASKING, named, propose, unknown_item
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
-from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.language import detect
+from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms
 from core.common.values import Hit, quotable_sentences
 from core.vectors.embeddings import Embedder

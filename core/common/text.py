@@ -20,8 +20,37 @@ def split_sentences(text: str) -> list[str]:
         if _TABLE_ROW.fullmatch(line.strip()):
             sentences.append(line.strip())
             continue
-        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+        sentences.extend(s.strip() for s in _cut(line) if s.strip())
     return sentences
+
+
+# A full stop that ends no sentence: an abbreviation ("z. B.", "ca.", "e.g.", "Mo.", "Dr."), a number's
+# label before its number ("Nr. 4", "p. 12"), or an ordinal in a date ("am 3. März", "bis 31. Dezember").
+_ABBREVIATION = re.compile(
+    r"\b(?:[a-z]|z\. ?B|d\. ?h|u\. ?a|z\. ?T|e\.g|i\.e|ca|bzw|ggf|inkl|zzgl|evtl|usw|etc|vgl|approx|incl"
+    r"|Mo|Di|Mi|Do|Fr|Sa|So|Mr|Mrs|Ms|Dr|St|Str|Tel|Abs)\.$"
+)
+_NUMBER_LABEL = re.compile(r"\b(?:Nr|No|S|p|pp)\.$")
+_ORDINAL = re.compile(r"\b\d{1,2}\.$")
+_MONTH = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember"
+    r"|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)\b"
+)
+
+
+def _cut(line: str) -> list[str]:
+    """`line` cut where a sentence ends: after . ! ? …, unless the full stop ends an abbreviation or an ordinal."""
+    pieces, start = [], 0
+    for end in _SENTENCE_END.finditer(line):
+        before, after = line[start : end.start()].rstrip("\"'”’)]"), line[end.end() :]
+        if _ABBREVIATION.search(before) or (_NUMBER_LABEL.search(before) and after[:1].isdigit()):
+            continue
+        if _ORDINAL.search(before) and _MONTH.match(after):
+            continue
+        pieces.append(line[start : end.start()])
+        start = end.end()
+    pieces.append(line[start:])
+    return pieces
 
 
 def caption(title: str, section: tuple[str, ...], position: int, of: int, page: int | None = None) -> str:
