@@ -249,7 +249,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     check = commands.add_parser("check", help="self-check the anti-invention mechanics (offline, no model)")
     check.set_defaults(run=cmd_check)
 
-    doctor = commands.add_parser("doctor", help="check the configuration (.env) for Slack, Telegram and the model")
+    doctor = commands.add_parser("doctor", help="check the configuration (.env): tokens, ports, webhook, model")
     # Its own reading of the settings: a malformed one is a finding to list, not a stop before the command.
     doctor.set_defaults(run=cmd_doctor, own_settings=True)
 
