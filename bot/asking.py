@@ -21,7 +21,8 @@ from typing import Literal
 
 from bot import presenter
 from bot.presenter import Presentation
-from core import Answer, Pipeline, StoreUnavailable, VerbatimError, clean_question
+from bot.presenter.catalogue import ENGLISH, Catalogue, speaking
+from core import Answer, Pipeline, StoreUnavailable, VerbatimError, clean_question, detect_language
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class Reply:
     shown: Presentation
 
 
-def failure(exc: BaseException | None, what: str) -> Notice:
+def failure(exc: BaseException | None, what: str, said: Catalogue = ENGLISH) -> Notice:
     """What the user hears when `what` (e.g. "a Telegram update") failed; the operator gets the log line.
 
     The database being down is one warning (it is not a bug, and it passes); anything else is logged
@@ -54,9 +55,9 @@ def failure(exc: BaseException | None, what: str) -> Notice:
     """
     if isinstance(exc, StoreUnavailable):
         log.warning("%s was not answered: %s", what, exc)
-        return Notice("unavailable", presenter.UNAVAILABLE)
+        return Notice("unavailable", said("error.unavailable"))
     log.error("answering %s failed", what, exc_info=exc)
-    return Notice("failed", presenter.APOLOGY)
+    return Notice("failed", said("error.apology"))
 
 
 class Asker:
@@ -66,20 +67,27 @@ class Asker:
         self.pipeline = pipeline
         self.surface = surface
         self.per_minute = per_minute
+        self._language: str | None = None
+
+    def said(self, text: str) -> Catalogue:
+        """The catalogue a notice about `text` is worded in: the question's language, else the documents'."""
+        if self._language is None:
+            self._language = presenter.main_language(self.pipeline)  # None again while the store is down
+        return speaking(detect_language(text) or self._language)
 
     def admit(self, text: str, who: str = "") -> str | Notice:
         """The question, cleaned and within `who`'s rate limit; a bad question is refused first and costs no slot."""
         try:
             question = clean_question(text)
         except VerbatimError as exc:
-            return Notice("invalid", presenter.invalid_question(exc), str(exc))
+            return Notice("invalid", presenter.invalid_question(exc, self.said(text)), str(exc))
         if self.per_minute is None:
             return question
         try:
             wait = self.pipeline.store.state.take_slot(f"{self.surface}-user:{who}", self.per_minute)
         except Exception as exc:
-            return failure(exc, f"a {self.surface} question")
-        return Notice("slow", presenter.slow_down(wait)) if wait else question
+            return failure(exc, f"a {self.surface} question", self.said(question))
+        return Notice("slow", presenter.slow_down(wait, self.said(question))) if wait else question
 
     def answer(self, question: str, scope: frozenset[str], conversation: str | None = None) -> Reply:
         """Ask with the conversation's history, log it, and present it once; errors are the caller's."""
@@ -91,7 +99,7 @@ class Asker:
         try:
             return self.answer(question, scope, conversation)
         except Exception as exc:
-            return failure(exc, f"a {self.surface} question")
+            return failure(exc, f"a {self.surface} question", self.said(question))
 
 
 def split(text: str, limit: int, size: Callable[[str], int] = len) -> list[str]:

@@ -18,7 +18,9 @@ from core.common.errors import (
     VerbatimError,
 )
 from core.common.language import NAMES as LANGUAGE_NAMES
+from core.common.language import detect as detect_language
 from core.common.settings import Settings, from_env, load_env_file
+from core.common.text import SECTION_SEPARATOR
 from core.common.values import Fragment, Hit
 from core.ingest import FragmentProgress, SyncReport
 from core.ingest.folder import skipped_summary
@@ -34,6 +36,7 @@ __all__ = [
     "LANGUAGE_NAMES",
     "MAX_QUESTION_CHARS",
     "SCOPES",
+    "SECTION_SEPARATOR",
     "Answer",
     "AnswererError",
     "Assumption",
@@ -74,6 +77,7 @@ __all__ = [
     "calibration_grid",
     "clean_question",
     "conversation_hash",
+    "detect_language",
     "evaluate",
     "from_env",
     "load_env_file",

@@ -54,6 +54,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     configure_logging(logging.INFO if args.verbose else logging.WARNING)
     try:
         load_env_file()
+        if getattr(args, "own_settings", False):
+            return int(args.run(args, None, out))
         settings = from_env().with_paths(getattr(args, "knowledge", None), getattr(args, "data", None))
         return int(args.run(args, settings, out))
     except VerbatimError as exc:

@@ -1,4 +1,5 @@
-"""`verbatim index | search | ask | chat | check | serve`: the index, and the front ends that answer from it."""
+"""`verbatim index | search | ask | chat | check | doctor | serve`: the index, and the front ends that answer
+from it."""
 
 from __future__ import annotations
 
@@ -182,6 +183,25 @@ def cmd_check(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     return 0 if passed == len(results) else 1
 
 
+def cmd_doctor(args: argparse.Namespace, settings: Settings | None, out: TextIO) -> int:
+    """The configuration as the bots would read it; exit 1 when anything would stop them or go unanswered."""
+    import os
+
+    from bot.doctor import diagnose, env_file_line
+
+    found = diagnose(os.environ)
+    print(env_file_line(), file=out)
+    for part in found.parts:
+        print(f"  {part}", file=out)
+    if not found.findings:
+        print("No problems found (Slack and Telegram check the tokens themselves when a bot starts).", file=out)
+        return 0
+    print(f"\n{len(found.findings)} problem(s):", file=out)
+    for finding in found.findings:
+        print(f"  ✗ {printable(finding.sentence)}", file=out)
+    return 1
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """One process per surface (see Procfile); settings are checked before anything connects."""
     logging.getLogger().setLevel(logging.INFO)
@@ -203,7 +223,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """index, search, ask, chat, check, serve."""
+    """index, search, ask, chat, check, doctor, serve."""
     index = commands.add_parser("index", help="index the knowledge folder (only what changed)")
     folder_options(index)
     index.set_defaults(run=cmd_index)
@@ -228,6 +248,10 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
     check = commands.add_parser("check", help="self-check the anti-invention mechanics (offline, no model)")
     check.set_defaults(run=cmd_check)
+
+    doctor = commands.add_parser("doctor", help="check the configuration (.env): tokens, ports, webhook, model")
+    # Its own reading of the settings: a malformed one is a finding to list, not a stop before the command.
+    doctor.set_defaults(run=cmd_doctor, own_settings=True)
 
     serve = commands.add_parser("serve", help="run a chat bot: slack or telegram")
     serve.add_argument("surface", choices=("slack", "telegram"))

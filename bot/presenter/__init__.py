@@ -12,86 +12,90 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
+from bot.presenter.catalogue import ENGLISH, Catalogue, speaking
 from core import (
-    LANGUAGE_NAMES,
     MAX_QUESTION_CHARS,
+    SECTION_SEPARATOR,
     Answer,
     Calculation,
+    Pipeline,
     Quote,
     VerbatimError,
 )
 
-ANSWER_HEADING = "From the documents"
-REFUSAL_HEADING = "Not in the knowledge base"
-REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
-LANGUAGE_HEADING = "Another language, please"
-APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
+# The English sentences, for code and tests that name one; what a user reads comes from their catalogue.
+ANSWER_HEADING = ENGLISH("answer.heading")
+REFUSAL_HEADING = ENGLISH("refusal.heading")
+REFUSAL_TEXT = ENGLISH("refusal.text")
+LANGUAGE_HEADING = ENGLISH("language.heading")
+APOLOGY = ENGLISH("error.apology")
 # The shared database can't be reached: nothing can be looked up or logged until it is back.
-UNAVAILABLE = "I can't reach my database right now, so I couldn't answer. Please ask again in a few minutes."
+UNAVAILABLE = ENGLISH("error.unavailable")
 # …when Slack will send the message again (it does, after about 1 and 5 minutes), to this replica or another.
-UNAVAILABLE_RETRYING = (
-    "I can't reach my database right now. I'll answer here once it's back, if that is within a few minutes; "
-    "if no answer comes, please ask again."
-)
-FEEDBACK_THANKS = "Thanks, your feedback was recorded."
-FEEDBACK_UNKNOWN = "That answer is no longer in the log."
-FEEDBACK_COUNTED = "counted, thanks"  # the button left in place of 👍 / 👎 once one was pressed
-SHARE_LABEL = "Post to channel"
-SHARE_REFUSED = "This answer can't be posted here: it may quote documents this channel can't read."
+UNAVAILABLE_RETRYING = ENGLISH("error.unavailable_retrying")
+FEEDBACK_THANKS = ENGLISH("feedback.thanks")
+FEEDBACK_UNKNOWN = ENGLISH("feedback.unknown")
+FEEDBACK_COUNTED = ENGLISH("feedback.counted")  # the button left in place of 👍 / 👎 once one was pressed
+SHARE_LABEL = ENGLISH("share.label")
+SHARE_REFUSED = ENGLISH("share.refused")
 
 
-def languages_note(language: str, readable: Sequence[str]) -> str:
+def languages_note(language: str, readable: Sequence[str], said: Catalogue = ENGLISH) -> str:
     """Why a question in another language is not answered: never "not covered", which may be false."""
-    asked = LANGUAGE_NAMES.get(language, "this language")
-    names = [LANGUAGE_NAMES.get(code, code) for code in readable] or ["English"]
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-    return f"I can only read questions in {listed}, and this one looks like {asked}. Please ask it in {listed}."
+    asked = said.name(language) if language else said("language.unknown")
+    listed = said.listed([said.name(code) for code in readable] or [said.name("en")])
+    return said("language.note", readable=listed, asked=asked)
 
 
-def review_note(as_of: str | None) -> str:
+def review_note(as_of: str | None, said: Catalogue = ENGLISH) -> str:
     """Beside the caption of a quote whose document is past its review date."""
     try:
         day = date.fromisoformat(as_of or "")
     except ValueError:
-        return "may be out of date"
-    return f"as of {day.day} {day:%b %Y} — may be out of date"
+        return said("caption.review_undated")
+    month = said.entry("caption.months")[day.month - 1]
+    return said("caption.review", date=f"{day.day} {month} {day.year}")
 
 
-def quote_caption(quote: Quote) -> str:
-    """Where a quote comes from, and, when its document is past review, that it may be out of date."""
-    return f"{quote.caption} · {review_note(quote.as_of)}" if quote.stale else quote.caption
+def quote_caption(quote: Quote, said: Catalogue = ENGLISH) -> str:
+    """`Document › Section · fragment k of n` (`· p. N` for paged formats), and, past review, that it may be
+    out of date. The document's own names are shown as they are; only the product's words are translated."""
+    parts = [SECTION_SEPARATOR.join((quote.title, *quote.section))]
+    if quote.page is not None:
+        parts.append(said("caption.page", page=quote.page))
+    parts.append(said("caption.fragment", position=quote.position, of=quote.of))
+    if quote.stale:
+        parts.append(review_note(quote.as_of, said))
+    return " · ".join(parts)
 
 
-def discarded_note(n: int) -> str:
+def discarded_note(n: int, said: Catalogue = ENGLISH) -> str:
     """The note under an answer some of whose quotes failed verification."""
-    if n == 1:
-        return "1 quote could not be verified and was left out"
-    return f"{n} quotes could not be verified and were left out"
+    return said.counted("notes.discarded", n)
 
 
-def closest_note(sections: Sequence[str]) -> str:
-    return f"Closest sections I found: {'; '.join(sections)}"
+def closest_note(sections: Sequence[str], said: Catalogue = ENGLISH) -> str:
+    return said("refusal.closest", sections="; ".join(sections))
 
 
-def slow_down(seconds: float) -> str:
-    return f"You're asking faster than I can keep up with. Please wait {int(seconds) + 1} seconds and try again."
+def slow_down(seconds: float, said: Catalogue = ENGLISH) -> str:
+    return said("question.slow", seconds=int(seconds) + 1)
 
 
-def invalid_question(exc: VerbatimError) -> str:
+def invalid_question(exc: VerbatimError, said: Catalogue = ENGLISH) -> str:
     """Why a question was not asked, and what to do instead."""
-    text = str(exc)
-    if text.startswith("The question is empty"):
-        return "Please write a question after the command or mention."
-    return f"{text} Please ask a shorter question (at most {MAX_QUESTION_CHARS:,} characters)."
+    if str(exc).startswith("The question is empty"):
+        return said("question.empty")
+    return said("question.too_long", limit=f"{MAX_QUESTION_CHARS:,}")
 
 
-def shared_by(user_mention: str, question: str) -> str:
-    return f"{user_mention} asked: {question}"
+def shared_by(user_mention: str, question: str, said: Catalogue = ENGLISH) -> str:
+    return said("share.asked", user=user_mention, question=question)
 
 
 # --- answers ----------------------------------------------------------------------------------
@@ -122,6 +126,11 @@ class Presentation:
     parts: tuple[Part, ...]
     feedback: bool  # whether 👍 / 👎 (or sharing) is offered
     answer_id: str = ""  # what those buttons carry: the answer's run-log id
+    language: str = "en"  # the catalogue it is worded in, for the surface's own buttons (`said`)
+
+    @property
+    def said(self) -> Catalogue:
+        return speaking(self.language)
 
     @property
     def plain(self) -> str:
@@ -141,31 +150,52 @@ class Presentation:
 
 
 def present(answer: Answer) -> Presentation:
-    """The one decision of what an answer shows."""
+    """The one decision of what an answer shows, in the asker's language (see `said_to`)."""
+    said = said_to(answer)
     if answer.reason == "error":
-        return Presentation("error", "Something went wrong", (Part("text", APOLOGY),), feedback=False)
+        return Presentation(
+            "error",
+            said("error.heading"),
+            (Part("text", said("error.apology")),),
+            feedback=False,
+            language=said.language,
+        )
     if answer.reason == "language":
-        text = languages_note(answer.language, answer.languages)
-        return Presentation("language", LANGUAGE_HEADING, (Part("text", text),), feedback=False)
+        text = languages_note(answer.language, answer.languages, said)
+        return Presentation(
+            "language", said("language.heading"), (Part("text", text),), feedback=False, language=said.language
+        )
     if not answer.answered:
-        parts = [Part("text", REFUSAL_TEXT)]
+        parts = [Part("text", said("refusal.text"))]
         if answer.closest:
-            parts.append(Part("note", closest_note(answer.closest)))
-        return Presentation("refusal", REFUSAL_HEADING, tuple(parts), feedback=True, answer_id=answer.id)
+            parts.append(Part("note", closest_note(answer.closest, said)))
+        return Presentation(
+            "refusal", said("refusal.heading"), tuple(parts), feedback=True, answer_id=answer.id, language=said.language
+        )
     parts = []
     for statement in answer.statements:
         if not statement.restates_its_quote:
             parts.append(Part("statement", statement.text))
         for quote in statement.quotes:
             parts.append(Part("quote", quote.text))
-            parts.append(Part("caption", quote_caption(quote)))
+            parts.append(Part("caption", quote_caption(quote, said)))
     for calculation in answer.calculations:
-        parts.extend(calculation_parts(calculation))
+        parts.extend(calculation_parts(calculation, said))
     if answer.discarded:
-        parts.append(Part("note", discarded_note(answer.discarded)))
+        parts.append(Part("note", discarded_note(answer.discarded, said)))
     if answer.calculations_dropped:
-        parts.append(Part("note", calculations_dropped_note(answer.calculations_dropped)))
-    return Presentation("answer", ANSWER_HEADING, tuple(parts), feedback=True, answer_id=answer.id)
+        parts.append(Part("note", said.counted("notes.calculations_dropped", answer.calculations_dropped)))
+    return Presentation(
+        "answer", said("answer.heading"), tuple(parts), feedback=True, answer_id=answer.id, language=said.language
+    )
+
+
+def said_to(answer: Answer) -> Catalogue:
+    """The catalogue an answer is worded in: the language it was asked in, as core tells it (the question's,
+    else its documents'); a question in a language we can't read hears one we can."""
+    if answer.reason == "language":
+        return speaking(next(iter(answer.languages), None))
+    return speaking(answer.reply_language)
 
 
 def calculation_line(calculation: Calculation) -> str:
@@ -178,22 +208,29 @@ def calculation_line(calculation: Calculation) -> str:
     return f"🧮 {calculation.shown} = {result} {calculation.unit}".rstrip()
 
 
-def calculation_parts(calculation: Calculation) -> list[Part]:
-    """A calculation's block: its line, where each figure comes from, and what it assumed."""
+def calculation_parts(calculation: Calculation, said: Catalogue = ENGLISH) -> list[Part]:
+    """A calculation's block: its line, where each figure comes from (one line each), and what it assumed."""
     parts = [Part("calculation", calculation_line(calculation))]
     for figure in calculation.inputs:
-        where = quote_caption(figure.quote) if figure.quote is not None else "from your question"
+        where = quote_caption(figure.quote, said) if figure.quote is not None else said("calculation.from_question")
         parts.append(Part("source", f"{figure.figure}: {where}"))
     for assumption in calculation.assumptions:
-        parts.append(Part("assumption", f"Assumed: {assumption.text} (because {assumption.reason})"))
+        parts.append(Part("assumption", said("calculation.assumed", text=assumption.text, reason=assumption.reason)))
     return parts
 
 
-def calculations_dropped_note(n: int) -> str:
+def calculations_dropped_note(n: int, said: Catalogue = ENGLISH) -> str:
     """The note under an answer some of whose proposed calculations failed their checks."""
-    if n == 1:
-        return "1 calculation could not be checked and was left out"
-    return f"{n} calculations could not be checked and were left out"
+    return said.counted("notes.calculations_dropped", n)
+
+
+def main_language(pipeline: Pipeline) -> str | None:
+    """The language most documents are in, what help texts speak when no question tells: "en" when no document
+    tells, None when the store can't be read just now (English meanwhile)."""
+    try:
+        return next(iter(pipeline.knowledge.document_languages()), "en")
+    except VerbatimError:
+        return None
 
 
 # --- help texts -----------------------------------------------------------------------------------
@@ -201,52 +238,61 @@ def calculations_dropped_note(n: int) -> str:
 
 @dataclass(frozen=True)
 class Voice:
-    """The product-neutral help texts of one surface."""
+    """The product-neutral help texts of one surface, in one language (`in_language` gives another)."""
 
     company: str
     example: str  # an example question, or "" when none is configured
     topics: tuple[str, ...]  # titles of the documents this surface may read
+    language: str = "en"  # the documents' main language: what is said when no question tells
+
+    @property
+    def said(self) -> Catalogue:
+        return speaking(self.language)
+
+    def in_language(self, code: str | None) -> Voice:
+        """This voice in `code` (a Telegram user's `language_code`) when a catalogue speaks it, else unchanged."""
+        if not code or speaking(code).language != (code.replace("_", "-").split("-")[0].lower()):
+            return self
+        return replace(self, language=speaking(code).language)
 
     def topic_list(self, limit: int = 6) -> str:
-        shown = list(self.topics[:limit])
-        more = len(self.topics) - len(shown)
-        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        shown = ", ".join(self.topics[:limit])
+        more = len(self.topics) - limit
+        return self.said("help.more", topics=shown, more=more) if more > 0 else shown
 
     def example_or(self, fallback: str) -> str:
         return self.example or fallback
 
     @property
     def start(self) -> str:
-        covers = f" I can read: {self.topic_list()}." if self.topics else ""
-        return (
-            f"Hello! I answer questions about {self.company} from its own documents.{covers}\n\n"
-            "Every answer quotes the documents word for word, with the document and section it comes from. "
-            "When the documents don't cover a question, I say so instead of guessing.\n\n"
-            "Just write your question. Reply to one of my answers to ask a follow-up. "
-            "In groups, mention me or use /ask."
-        )
+        covers = self.said("help.covers", topics=self.topic_list()) if self.topics else ""
+        return self.said("help.start", company=self.company, covers=covers)
 
     def help_lines(self) -> list[str]:
-        lines = [f"Write a question, for example: {self.example}" if self.example else "Write a question."]
+        said = self.said
+        lines = [said("help.write_example", example=self.example) if self.example else said("help.write")]
         if self.topics:
-            lines.append(f"I can read: {self.topic_list()}.")
+            lines.append(said("help.can_read", topics=self.topic_list()))
         return lines
 
-    # Telegram's /help tips; `{ask}` is where the surface puts its markup for the /ask usage.
-    TELEGRAM_TIPS = (
-        "• Reply to my answer to ask a follow-up about it.",
-        "• In groups: mention me, reply to me, or use {ask}.",
-        "• 👍 / 👎 under an answer tells us whether it helped.",
-        "• Quotes are copied from the documents; 📄 shows where each one comes from.",
-    )
+    @property
+    def tips(self) -> tuple[str, ...]:
+        """Telegram's /help tips; `{ask}` is where the surface puts its markup for the /ask usage."""
+        return tuple(self.said.entry("help.tips"))
+
+    @property
+    def ask_usage(self) -> str:
+        return self.said("help.ask_usage")
 
     def mention_hint(self, bot_name: str = "@Verbatim") -> str:
-        example = f", for example: {bot_name} {self.example}" if self.example else "."
-        return f"Ask me a question after the mention{example}"
+        if self.example:
+            return self.said("help.mention_example", bot=bot_name, example=self.example)
+        return self.said("help.mention")
 
     def command_usage(self, command: str) -> str:
-        example = f", for example {command} {self.example}" if self.example else "."
-        return f"Write your question after the command{example}"
+        if self.example:
+            return self.said("help.command_example", command=command, example=self.example)
+        return self.said("help.command")
 
 
 # --- the gap report and admin commands ------------------------------------------------------------

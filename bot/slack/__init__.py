@@ -9,7 +9,7 @@ from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
 from bot.asking import Asker
-from bot.presenter import Voice
+from bot.presenter import Voice, main_language
 from bot.slack.config import SlackSettings, slack_settings
 from bot.slack.listeners import Deps, register
 from bot.slack.listeners.common import SURFACE
@@ -46,7 +46,8 @@ def build_app(settings: SlackSettings, pipeline: Pipeline) -> App:
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
     except OSError as exc:  # urllib's URLError and socket errors: Slack is out of reach
         raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
-    voice = Voice(settings.company, settings.example_question, tuple(pipeline.knowledge.titles(SCOPES["internal"])))
+    topics = tuple(pipeline.knowledge.titles(SCOPES["internal"]))
+    voice = Voice(settings.company, settings.example_question, topics, main_language(pipeline) or "en")
     register(app, Deps(pipeline, settings, voice, Asker(pipeline, SURFACE)))
     return app
 

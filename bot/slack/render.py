@@ -59,8 +59,8 @@ def feedback_actions(answer_id: str) -> Block:
     )
 
 
-def share_actions(answer_id: str) -> Block:
-    return _buttons(f"share:{answer_id}", ("verbatim_share", presenter.SHARE_LABEL, answer_id))
+def share_actions(answer_id: str, label: str = presenter.SHARE_LABEL) -> Block:
+    return _buttons(f"share:{answer_id}", ("verbatim_share", label, answer_id))
 
 
 def answer_blocks(shown: Presentation) -> tuple[list[Block], str]:

@@ -34,18 +34,26 @@ class Handlers:
         self.state = pipeline.store.state
         self.asker = Asker(pipeline, SURFACE, settings.questions_per_minute)
         self.voice = presenter.Voice(
-            settings.company, settings.example_question, tuple(pipeline.knowledge.titles(self.scope))
+            settings.company,
+            settings.example_question,
+            tuple(pipeline.knowledge.titles(self.scope)),
+            presenter.main_language(pipeline) or "en",
         )
+
+    def voice_for(self, update: Update) -> presenter.Voice:
+        """The help texts in the user's own Telegram language when a catalogue speaks it, else the documents'."""
+        user = update.effective_user
+        return self.voice.in_language(user.language_code if user else None)
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/start: what the bot answers and how."""
         if update.effective_message:
-            await update.effective_message.reply_text(self.voice.start)
+            await update.effective_message.reply_text(self.voice_for(update).start)
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/help: how to ask."""
         if update.effective_message:
-            await update.effective_message.reply_text(help_text(self.voice), parse_mode=ParseMode.HTML)
+            await update.effective_message.reply_text(help_text(self.voice_for(update)), parse_mode=ParseMode.HTML)
 
     async def ask_command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/ask question, in any chat."""
@@ -54,7 +62,7 @@ class Handlers:
             return
         text = " ".join(context.args or [])
         if not text.strip():
-            await message.reply_text(self.voice.command_usage("/ask"))
+            await message.reply_text(self.voice_for(update).command_usage("/ask"))
             return
         await self._answer(message, text, context)
 
@@ -80,7 +88,7 @@ class Handlers:
             re.sub(rf"@{re.escape(username)}\b", " ", message.text, flags=re.IGNORECASE) if username else message.text
         )
         if not text.strip():  # only the mention: say how to ask; no question, so no rate-limit slot
-            await message.reply_text(self.voice.mention_hint(f"@{username}"))
+            await message.reply_text(self.voice_for(update).mention_hint(f"@{username}"))
             return
         await self._answer(message, text, context)
 
@@ -90,18 +98,19 @@ class Handlers:
         if query is None or not query.data:
             return
         _, value, answer_id = ([*query.data.split(":", 2), "", ""])[:3]
+        said = self.voice_for(update).said
         if value == "done":  # the button that replaced them: the vote is in already
-            await query.answer(presenter.FEEDBACK_THANKS)
+            await query.answer(said("feedback.thanks"))
             return
         user = str(query.from_user.id) if query.from_user else None
         recorded = value in ("up", "down") and await asyncio.to_thread(
             self.pipeline.feedback, answer_id, value, SURFACE, user
         )
-        await query.answer(presenter.FEEDBACK_THANKS if recorded else presenter.FEEDBACK_UNKNOWN)
+        await query.answer(said("feedback.thanks") if recorded else said("feedback.unknown"))
         if recorded and query.message is not None:
             # The buttons give way to the vote, so the chat shows it was counted (the toast is gone in seconds).
             counted = InlineKeyboardButton(
-                f"{'👍' if value == 'up' else '👎'} {presenter.FEEDBACK_COUNTED}", callback_data=f"fb:done:{answer_id}"
+                f"{'👍' if value == 'up' else '👎'} {said('feedback.counted')}", callback_data=f"fb:done:{answer_id}"
             )
             try:
                 await query.edit_message_reply_markup(InlineKeyboardMarkup([[counted]]))
@@ -171,6 +180,6 @@ def _message_key(chat_id: int, message_id: int) -> str:
 
 def help_text(voice: presenter.Voice) -> str:
     """/help as Telegram HTML."""
-    usage = "<code>/ask your question</code>"
-    tips = "\n".join(html.escape(tip).replace("{ask}", usage) for tip in voice.TELEGRAM_TIPS)
+    usage = f"<code>{html.escape(voice.ask_usage)}</code>"
+    tips = "\n".join(html.escape(tip).replace("{ask}", usage) for tip in voice.tips)
     return "\n\n".join([*(html.escape(line) for line in voice.help_lines()), tips])

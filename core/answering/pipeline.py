@@ -122,6 +122,7 @@ def build_answer(
     timings: dict[str, float] | None = None,
     earlier_calls: int = 0,
     scope: frozenset[str] = frozenset(),
+    reply_language: str = "",
 ) -> Answer:
     """The Answer value for a verdict; a refusal that retrieved something names the closest sections."""
     closest: tuple[str, ...] = ()
@@ -146,6 +147,7 @@ def build_answer(
         calculations=verdict.calculations,
         scope=tuple(sorted(scope)),
         calculations_dropped=verdict.calculations_dropped,
+        reply_language=reply_language,
     )
 
 
@@ -190,6 +192,10 @@ class Pipeline:
             allowed = tuple(dict.fromkeys([*allowed, *self.knowledge.document_languages()]))
         return () if language in allowed else allowed
 
+    def _main_language(self) -> str:
+        """What a question too short to tell its language is answered in: the language most documents are in."""
+        return next(iter(self.knowledge.document_languages()), "")
+
     def answer(
         self,
         question: str,
@@ -206,12 +212,14 @@ class Pipeline:
         calls = 0
         hits: list[Hit] = []
         standalone = question
+        reply = ""
         try:
             if history:
                 mark = time.perf_counter()
                 standalone, calls = self.answerer.rewrite(question, history)
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
             language = detect(standalone)
+            reply = language or self._main_language()
             if language and (readable := self._readable_instead(language)):
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.
                 verdict = Verdict("language", language=language, languages=readable)
@@ -242,6 +250,7 @@ class Pipeline:
             timings=timings,
             earlier_calls=calls,
             scope=scope,
+            reply_language=reply,
         )
         self.runlog.record(answer.to_record(), surface, conversation)
         return answer

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.common.language import detect
 from core.common.text import SECTION_SEPARATOR, caption, key_terms
 from core.common.values import Hit, LogRecord
 
@@ -266,6 +267,9 @@ class Answer:
     scope: tuple[str, ...] = ()  # the audiences the answer could read ("public", "internal"); () when unknown
     calculations: tuple[Calculation, ...] = ()  # computed by code from verified quotes and the question
     calculations_dropped: int = 0  # proposed calculations that failed their checks
+    # The language to word the reply in: the question's when it can be told, else the documents' main one
+    # ("" when neither is known). Quotes stay in their documents' language.
+    reply_language: str = ""
 
     @property
     def answered(self) -> bool:
@@ -304,6 +308,7 @@ class Answer:
             answerer=record.answerer,
             calculations=tuple(Calculation.from_json(c) for c in record.calculations),
             scope=record.scope,
+            reply_language=detect(record.question) or "",
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -329,6 +334,7 @@ class Answer:
             "closest": list(self.closest),
             "error": self.error or None,
             "language": self.language or None,
+            "reply_language": self.reply_language or None,
             "answerer": self.answerer,
             "model_calls": self.model_calls,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},

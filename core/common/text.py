@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from core.common.stopwords import FUNCTION_WORDS
+
 SECTION_SEPARATOR = " › "
 # A sentence ends at . ! or ? followed by space and something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
@@ -18,8 +20,37 @@ def split_sentences(text: str) -> list[str]:
         if _TABLE_ROW.fullmatch(line.strip()):
             sentences.append(line.strip())
             continue
-        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+        sentences.extend(s.strip() for s in _cut(line) if s.strip())
     return sentences
+
+
+# A full stop that ends no sentence: an abbreviation ("z. B.", "ca.", "e.g.", "Mo.", "Dr."), a number's
+# label before its number ("Nr. 4", "p. 12"), or an ordinal in a date ("am 3. März", "bis 31. Dezember").
+_ABBREVIATION = re.compile(
+    r"\b(?:[a-z]|z\. ?B|d\. ?h|u\. ?a|z\. ?T|e\.g|i\.e|ca|bzw|ggf|inkl|zzgl|evtl|usw|etc|vgl|approx|incl"
+    r"|Mo|Di|Mi|Do|Fr|Sa|So|Mr|Mrs|Ms|Dr|St|Str|Tel|Abs)\.$"
+)
+_NUMBER_LABEL = re.compile(r"\b(?:Nr|No|S|p|pp)\.$")
+_ORDINAL = re.compile(r"\b\d{1,2}\.$")
+_MONTH = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember"
+    r"|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)\b"
+)
+
+
+def _cut(line: str) -> list[str]:
+    """`line` cut where a sentence ends: after . ! ? …, unless the full stop ends an abbreviation or an ordinal."""
+    pieces, start = [], 0
+    for end in _SENTENCE_END.finditer(line):
+        before, after = line[start : end.start()].rstrip("\"'”’)]"), line[end.end() :]
+        if _ABBREVIATION.search(before) or (_NUMBER_LABEL.search(before) and after[:1].isdigit()):
+            continue
+        if _ORDINAL.search(before) and _MONTH.match(after):
+            continue
+        pieces.append(line[start : end.start()])
+        start = end.end()
+    pieces.append(line[start:])
+    return pieces
 
 
 def caption(title: str, section: tuple[str, ...], position: int, of: int, page: int | None = None) -> str:
@@ -28,7 +59,9 @@ def caption(title: str, section: tuple[str, ...], position: int, of: int, page: 
     return f"{SECTION_SEPARATOR.join((title, *section))}{where} · fragment {position} of {of}"
 
 
-_TERM = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+# Lower-case letters of the Latin and Cyrillic alphabets, accented ones included ("kündigung" is one word,
+# not "k" and "ndigung"), and digits; "²" and "×" are not letters.
+_TERM = re.compile(r"[a-z0-9\u00df-\u00f6\u00f8-\u024f\u0430-\u045f\u0491]+(?:[.,][0-9]+)*")
 _STOPWORDS = """
     a about above after again all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -51,6 +84,8 @@ def stem(word: str) -> str:
     return word
 
 
-def key_terms(text: str) -> set[str]:
-    """Content words and figures, lightly stemmed."""
-    return {stem(word) for word in _TERM.findall(text.lower()) if word not in STOPWORDS}
+def key_terms(text: str, language: str | None = None) -> set[str]:
+    """Content words and figures, lightly stemmed; a question `language` other than English also leaves out
+    that language's function words (core.common.stopwords)."""
+    stop = STOPWORDS | FUNCTION_WORDS[language] if language in FUNCTION_WORDS else STOPWORDS
+    return {stem(word) for word in _TERM.findall(text.lower()) if word not in stop}

@@ -108,9 +108,9 @@ class Database:
                     if _no_pgvector(exc):
                         raise ConfigError(
                             f"The PostgreSQL server at {self.where} has no pgvector extension, which Verbatim needs "
-                            "for its vectors: install it on the server (Debian and Ubuntu: apt install "
-                            "postgresql-16-pgvector, matching the server's major version; or use the "
-                            "pgvector/pgvector image) and start again."
+                            "for its vectors: install it on the server (apt install postgresql-NN-pgvector for "
+                            "server version NN, from Debian 13, Ubuntu or Debian 12 with apt.postgresql.org; or "
+                            "use the pgvector/pgvector image; docs/deployment.md has the recipes) and start again."
                         ) from exc
                     raise ConfigError(
                         f"The PostgreSQL database at {self.where} can't be used ({_reason(exc)}{tried}): check "

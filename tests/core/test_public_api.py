@@ -38,11 +38,11 @@ def test_all_imports_are_exported():
             assert not missing, f"{where} imports {sorted(missing)}, which core.__all__ does not export"
 
 
-def test_the_refusal_heading_is_written_in_one_module_only():
+def test_the_refusal_heading_is_written_in_one_place_only():
     writers = [
         path.relative_to(REPO).as_posix()
         for folder in ("core", "bot")
-        for path in (REPO / folder).rglob("*.py")
-        if "Not in the knowledge base" in path.read_text(encoding="utf-8")
+        for path in (REPO / folder).rglob("*")
+        if path.suffix in (".py", ".toml") and "Not in the knowledge base" in path.read_text(encoding="utf-8")
     ]
-    assert writers == ["bot/presenter/__init__.py"]
+    assert writers == ["bot/presenter/catalogues/en.toml"]

@@ -10,10 +10,11 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import presenter
 from bot.asking import Notice, Reply
+from bot.presenter.catalogue import Catalogue, speaking
 from bot.slack import render
 from bot.slack.listeners.common import Deps, answer_with, mark_answered, react, reply
+from core import detect_language
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +70,20 @@ def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str,
     return None
 
 
+def _said(event: dict[str, Any]) -> Catalogue:
+    """The catalogue for a notice about this event's text (the store is down: no document can tell)."""
+    return speaking(detect_language(str(event.get("text") or "")))
+
+
 def tell_unavailable(client: WebClient, event: dict[str, Any], context: dict[str, Any]) -> None:
     """Tell the asker, where the answer would go, that it waits for the database (Slack sends the event again)."""
     place = question_place(event, context)
     if place is None:
         return
     try:
-        client.chat_postMessage(channel=place[0], thread_ts=place[1], text=f"⏳ {presenter.UNAVAILABLE_RETRYING}")
+        client.chat_postMessage(
+            channel=place[0], thread_ts=place[1], text=f"⏳ {_said(event)('error.unavailable_retrying')}"
+        )
     except SlackApiError as exc:
         log.warning("could not say that the database is down: %s", exc.response.get("error"))
 

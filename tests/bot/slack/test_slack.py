@@ -144,7 +144,7 @@ def test_an_empty_mention_gets_a_hint(make_app, fake_slack):
 
 def test_an_overlong_mention_gets_a_clear_message(make_app, fake_slack):
     dispatch(make_app(), event_body(mention("oak " * 5000)))
-    assert "limit is 2,000" in fake_slack.wait_for("chat.postMessage")[0].body["text"]
+    assert "at most 2,000 characters" in fake_slack.wait_for("chat.postMessage")[0].body["text"]
 
 
 def test_a_follow_up_in_the_thread_uses_the_history(make_app, fake_slack):

@@ -172,7 +172,7 @@ def test_rate_limit_and_length_cap_answer_politely(make_application, bot_api):
     sent = run(ask_privately(make_application, bot_api, updates, questions_per_minute=2))
     texts = [s.body["text"] for s in sent]
     assert sum("faster than I can keep up" in t for t in texts) == 1
-    assert any("limit is 2,000" in t for t in texts)
+    assert any("at most 2,000 characters" in t for t in texts)
 
 
 def test_forum_topic_replies_stay_in_the_topic(make_application, bot_api):

@@ -102,3 +102,24 @@ def test_sentences_split_on_punctuation_and_list_lines():
         "Three?",
         "- Item: 9 EUR.",
     ]
+
+
+def test_a_full_stop_after_an_abbreviation_or_a_dates_ordinal_ends_no_sentence():
+    from core.common.text import split_sentences
+
+    german = "Die Abrechnung kommt bis zum 31. Dezember. Danach gilt z. B. Folgendes: ca. 30 € im Jahr. Siehe Nr. 4."
+    assert split_sentences(german) == [
+        "Die Abrechnung kommt bis zum 31. Dezember.",
+        "Danach gilt z. B. Folgendes: ca. 30 € im Jahr.",
+        "Siehe Nr. 4.",
+    ]
+    assert split_sentences("Sprechzeiten: Mo. bis Fr. von 9 bis 12 Uhr. Sa. geschlossen.") == [
+        "Sprechzeiten: Mo. bis Fr. von 9 bis 12 Uhr.",
+        "Sa. geschlossen.",
+    ]
+    # English sentences that end in a letter or a number still end there.
+    assert split_sentences("Zone A. The fee is 3. After that, see p. 4 of the terms.") == [
+        "Zone A.",
+        "The fee is 3.",
+        "After that, see p. 4 of the terms.",
+    ]

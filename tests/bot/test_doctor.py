@@ -1,0 +1,188 @@
+"""`verbatim doctor`: each configuration mistake a newcomer makes is found, in one sentence, without a bot."""
+
+import io
+import shutil
+
+import pytest
+
+from bot.cli import main
+from bot.doctor import diagnose
+from tests.conftest import DEMO_KB, REPO
+from tests.fakes import FakeServer
+
+BOT = "xoxb-1111-2222-abcdefABCDEF"
+APP = "xapp-1-A111-222-abcdef"
+TELEGRAM = "123456789:AAE" + "x" * 32
+
+
+def findings(**env: str) -> dict[str, str]:
+    """{variable: sentence} for the settings given, the demo folder as the knowledge folder."""
+    found = diagnose({"VERBATIM_KNOWLEDGE_DIR": str(DEMO_KB), **env})
+    sentences = {f.variable: f.sentence for f in found.findings}
+    assert len(sentences) == len(found.findings), "one finding per variable here"
+    return sentences
+
+
+def test_a_working_socket_mode_and_polling_setup_has_no_findings():
+    found = diagnose({"VERBATIM_KNOWLEDGE_DIR": str(DEMO_KB), "SLACK_BOT_TOKEN": BOT, "SLACK_APP_TOKEN": APP,
+                      "TELEGRAM_BOT_TOKEN": TELEGRAM})  # fmt: skip
+    assert found.findings == []
+    assert "Slack: Socket Mode." in found.parts and "Telegram: long polling." in found.parts
+
+
+def test_nothing_set_up_is_not_a_problem_and_says_how_to_start():
+    found = diagnose({"VERBATIM_KNOWLEDGE_DIR": str(DEMO_KB)})
+    assert found.findings == []
+    assert any("set SLACK_BOT_TOKEN" in p for p in found.parts)
+    assert any("set TELEGRAM_BOT_TOKEN" in p for p in found.parts)
+
+
+@pytest.mark.parametrize(
+    ("bot", "app", "variable", "says"),
+    [
+        (APP, APP, "SLACK_BOT_TOKEN", "holds an app-level token (xapp-…): move it to SLACK_APP_TOKEN"),
+        ("xoxp-1-2-3", APP, "SLACK_BOT_TOKEN", "holds a user token (xoxp-…)"),
+        ("abc", APP, "SLACK_BOT_TOKEN", "must start with xoxb-"),
+        (BOT, BOT, "SLACK_APP_TOKEN", "holds a bot or user token (xox…), not an app-level token"),
+        (BOT, "", "SLACK_APP_TOKEN", "Socket Mode needs it"),
+        (BOT, "token", "SLACK_APP_TOKEN", "must start with xapp-"),
+    ],
+)
+def test_a_slack_token_of_the_wrong_kind_is_named_with_where_the_right_one_is(bot, app, variable, says):
+    found = findings(SLACK_BOT_TOKEN=bot, SLACK_APP_TOKEN=app)
+    assert list(found) == [variable] and says in found[variable]
+    assert ("OAuth & Permissions" if variable == "SLACK_BOT_TOKEN" else "App-Level Tokens") in found[variable]
+
+
+def test_http_mode_without_a_signing_secret_is_found_and_needs_no_app_token():
+    found = findings(SLACK_BOT_TOKEN=BOT, SLACK_MODE="http")
+    assert list(found) == ["SLACK_SIGNING_SECRET"]
+    assert found["SLACK_SIGNING_SECRET"].startswith("SLACK_MODE=http needs SLACK_SIGNING_SECRET")
+    assert list(findings(SLACK_BOT_TOKEN=BOT, SLACK_MODE="http", SLACK_SIGNING_SECRET=BOT)) == ["SLACK_SIGNING_SECRET"]
+    assert (
+        findings(SLACK_BOT_TOKEN=BOT, SLACK_MODE="http", SLACK_SIGNING_SECRET="8f742231b10e8888abcd99yyyzzz85a5") == {}
+    )
+
+
+def test_channel_and_member_names_are_told_how_to_find_the_ids():
+    found = findings(SLACK_BOT_TOKEN=BOT, SLACK_APP_TOKEN=APP, SLACK_PUBLIC_CHANNELS="C0123ABCD,#customers",
+                     SLACK_ADMIN_USERS="@alice")  # fmt: skip
+    assert "not #customers" in found["SLACK_PUBLIC_CHANNELS"] and "Channel ID" in found["SLACK_PUBLIC_CHANNELS"]
+    assert "not @alice" in found["SLACK_ADMIN_USERS"] and "Copy member ID" in found["SLACK_ADMIN_USERS"]
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://bot.acme.test/telegram", "must be an https:// address"),
+        (
+            "https://bot.acme.test:3000/telegram",
+            "uses port 3000, and Telegram calls webhooks only on 443, 80, 88 or 8443",
+        ),
+        ("https://your-host.example.com/telegram", "placeholder host (your-host.example.com)"),
+    ],
+)
+def test_a_webhook_url_telegram_would_never_call_is_found(url, says):
+    found = findings(TELEGRAM_BOT_TOKEN=TELEGRAM, TELEGRAM_WEBHOOK_URL=url, TELEGRAM_WEBHOOK_SECRET="s3cret")
+    assert list(found) == ["TELEGRAM_WEBHOOK_URL"] and says in found["TELEGRAM_WEBHOOK_URL"]
+
+
+@pytest.mark.parametrize(
+    "url", ["https://bot.acme.test/tg", "https://bot.acme.test:8443/tg", "https://b.acme.test:88/"]
+)
+def test_a_webhook_on_the_four_ports_passes(url):
+    assert findings(TELEGRAM_BOT_TOKEN=TELEGRAM, TELEGRAM_WEBHOOK_URL=url, TELEGRAM_WEBHOOK_SECRET="s3cret") == {}
+
+
+def test_a_self_hosted_bot_api_server_may_call_any_port_over_http():
+    found = findings(TELEGRAM_BOT_TOKEN=TELEGRAM, TELEGRAM_WEBHOOK_URL="http://127.0.0.1:9000/tg",
+                     TELEGRAM_WEBHOOK_SECRET="s3cret", TELEGRAM_API_BASE_URL="http://127.0.0.1:8081/bot")  # fmt: skip
+    assert found == {}
+
+
+def test_the_webhook_secret_and_the_token_are_checked_as_the_bot_checks_them():
+    found = findings(TELEGRAM_BOT_TOKEN=TELEGRAM, TELEGRAM_WEBHOOK_URL="https://bot.acme.test/tg")
+    assert found == {
+        "TELEGRAM_*": "TELEGRAM_WEBHOOK_SECRET is not set: webhook mode needs it to reject forged updates."
+    }
+    assert "does not look like a bot token" in findings(TELEGRAM_BOT_TOKEN="12345")["TELEGRAM_*"]
+    assert "holds a Slack token" in findings(TELEGRAM_BOT_TOKEN=BOT)["TELEGRAM_BOT_TOKEN"]
+
+
+def test_telegram_admins_given_by_name_are_told_how_to_find_the_numeric_id():
+    found = findings(TELEGRAM_BOT_TOKEN=TELEGRAM, TELEGRAM_ADMIN_USERS="12345,@alice")
+    assert "not @alice" in found["TELEGRAM_ADMIN_USERS"] and "@userinfobot" in found["TELEGRAM_ADMIN_USERS"]
+
+
+def test_slack_http_and_the_telegram_webhook_on_one_port_clash():
+    both = {"SLACK_BOT_TOKEN": BOT, "SLACK_MODE": "http", "SLACK_SIGNING_SECRET": "abc123",
+            "TELEGRAM_BOT_TOKEN": TELEGRAM, "TELEGRAM_WEBHOOK_URL": "https://bot.acme.test/tg",
+            "TELEGRAM_WEBHOOK_SECRET": "s3cret"}  # fmt: skip
+    assert findings(**both) == {}, "3000 and 8443 by default"
+    found = findings(**both, PORT="3000")
+    assert found == {
+        "PORT": "Slack's HTTP mode and Telegram's webhook would both listen on port 3000 (from PORT): "
+        "give them different SLACK_PORT and TELEGRAM_PORT values when both run on one machine."
+    }
+    assert "port 8080:" in findings(**both, SLACK_PORT="8080", TELEGRAM_PORT="8080")["PORT"]
+    assert findings(**both, PORT="3000", TELEGRAM_PORT="8443") == {}
+
+
+def test_the_demo_company_and_angle_bracket_placeholders_are_found():
+    found = findings(VERBATIM_COMPANY_NAME="Hollowmere Joinery", VERBATIM_LLM_API_KEY="<your key>")
+    assert "the demo's 'Hollowmere Joinery'" in found["VERBATIM_COMPANY_NAME"]
+    assert "VERBATIM_LLM_API_KEY is still a placeholder (<your key>)" in found["VERBATIM_LLM_API_KEY"]
+
+
+def test_model_and_folder_mistakes_are_found_before_a_bot_would_stop_on_them(tmp_path):
+    assert "needs VERBATIM_LLM_BASE_URL" in findings(VERBATIM_ANSWERER="llm")["VERBATIM_*"]
+    openai = findings(
+        VERBATIM_ANSWERER="llm", VERBATIM_LLM_BASE_URL="https://api.openai.com/v1", VERBATIM_LLM_MODEL="m"
+    )
+    assert "put your OpenAI API key" in openai["VERBATIM_LLM_API_KEY"]
+    missing = diagnose({"VERBATIM_KNOWLEDGE_DIR": str(tmp_path / "nowhere")}).findings
+    assert [f.variable for f in missing] == ["VERBATIM_KNOWLEDGE_DIR"] and "does not exist" in missing[0].sentence
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
+def run(argv, capsys):
+    out = io.StringIO()
+    code = main(argv, out=out)
+    return code, out.getvalue(), capsys.readouterr().err
+
+
+def test_doctor_on_the_copied_env_example_lists_each_placeholder_and_exits_1(tmp_path, monkeypatch, capsys):
+    shutil.copyfile(REPO / ".env.example", tmp_path / ".env")
+    shutil.copytree(DEMO_KB, tmp_path / "knowledge")
+    monkeypatch.delenv("PORT", raising=False)
+    with FakeServer() as api:  # nothing may be contacted: not Slack, not Telegram
+        monkeypatch.setenv("SLACK_API_URL", api.url + "/api/")
+        code, out, err = run(["doctor"], capsys)
+    assert api.requests == [] and err == ""
+    assert code == 1 and out.startswith("Read .env and the environment")
+    problems = [line for line in out.splitlines() if line.startswith("  ✗ ")]
+    assert len(problems) == 2, out
+    assert "SLACK_BOT_TOKEN is still the xoxb- placeholder" in problems[0]
+    assert "SLACK_APP_TOKEN is still the xapp- placeholder" in problems[1]
+    assert "Telegram: not set up" in out and "PORT" not in "".join(problems)
+
+
+def test_doctor_lists_a_malformed_setting_instead_of_stopping_before_it(monkeypatch, capsys):
+    monkeypatch.setenv("VERBATIM_KNOWLEDGE_DIR", str(DEMO_KB))
+    monkeypatch.setenv("VERBATIM_MIN_SIMILARITY", "high")
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TELEGRAM)
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_URL", "http://bot.acme.test/tg")
+    code, out, _ = run(["doctor"], capsys)
+    assert code == 1 and "No .env here" in out
+    assert "  ✗ VERBATIM_MIN_SIMILARITY must be a number, not 'high'." in out
+    assert "  ✗ TELEGRAM_WEBHOOK_URL must be an https:// address" in out
+
+
+def test_doctor_exits_0_when_nothing_is_wrong(monkeypatch, capsys):
+    monkeypatch.setenv("VERBATIM_KNOWLEDGE_DIR", str(DEMO_KB))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP)
+    code, out, _ = run(["doctor"], capsys)
+    assert code == 0 and "Slack: Socket Mode." in out and "No problems found" in out
