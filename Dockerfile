@@ -33,10 +33,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/verbatim/bin:$PATH
 # Only the installed environment: no sources, no build tools, no pip cache.
 COPY --from=build /opt/verbatim /opt/verbatim
 # A non-root user. Its data folder exists in the image, so a named volume mounted there is the user's to write.
+# The working directory is /app, and /app/var leads to the data folder: a .env copied from .env.example
+# (VERBATIM_KNOWLEDGE_DIR=knowledge, VERBATIM_DATA_DIR=var) names the same two folders as the defaults below.
 RUN useradd --create-home --uid 10001 verbatim && mkdir /app /app/knowledge \
- && install -d -o verbatim -g verbatim /home/verbatim/var
+ && install -d -o verbatim -g verbatim /home/verbatim/var && ln -s /home/verbatim/var /app/var
 USER verbatim
-WORKDIR /home/verbatim
+WORKDIR /app
 # The knowledge folder is mounted read-only at /app/knowledge. With VERBATIM_DATABASE_URL set the index and
 # run log live in PostgreSQL; without it, in SQLite in the data folder.
 ENV VERBATIM_KNOWLEDGE_DIR=/app/knowledge VERBATIM_DATA_DIR=/home/verbatim/var
