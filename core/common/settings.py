@@ -19,8 +19,8 @@ DEFAULT_JUDGE_THRESHOLD = 0.25
 # The multilingual embedder's cosines sit higher and closer together than MiniLM's, so its floor and
 # found-threshold are its own: calibrated on the three English gold sets (README, "The multilingual embedder").
 # Used when VERBATIM_EMBEDDER=multilingual and the variable itself is unset.
-MULTILINGUAL_MIN_SIMILARITY = 0.78
-MULTILINGUAL_FOUND_THRESHOLD = 0.85
+MULTILINGUAL_MIN_SIMILARITY = 0.86
+MULTILINGUAL_FOUND_THRESHOLD = 0.96
 EMBEDDERS = ("local", "remote", "multilingual")
 
 
