@@ -20,7 +20,7 @@ from core.common.language import detect
 from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms
 from core.common.values import Hit, quotable_sentences
-from core.vectors.embeddings import Embedder
+from core.vectors.embeddings import Embedder, embed_queries
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
@@ -87,7 +87,7 @@ class ExtractiveAnswerer:
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])
         sentence_terms = [key_terms(c[1]) for c in candidates]
         results = []
-        for question, q_vector in zip(questions, self.embedder.embed(questions), strict=True):
+        for question, q_vector in zip(questions, embed_queries(self.embedder, questions), strict=True):
             similarity = sentence_vectors @ q_vector
             q_terms = key_terms(question, detect(question))
             scored = []

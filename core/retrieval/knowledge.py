@@ -344,7 +344,7 @@ class KnowledgeBase:
         self._sync_first()
         rank = self.search.rank()
         started = time.perf_counter()
-        query = self.embedder.embed([question])[0]
+        query = self.embedder.embed_queries([question])[0]
         embedded = time.perf_counter()
         hits = rank(query, scope, self.settings.min_similarity if floor is None else floor)
         done = time.perf_counter()
