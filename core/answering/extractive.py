@@ -16,7 +16,6 @@ from core.answering.figures import fits_figures, stated_quantities
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import ASKING, named, propose, unknown_item
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
-from core.common.language import detect
 from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms
 from core.common.values import Hit, quotable_sentences
@@ -89,7 +88,7 @@ class ExtractiveAnswerer:
         results = []
         for question, q_vector in zip(questions, embed_queries(self.embedder, questions), strict=True):
             similarity = sentence_vectors @ q_vector
-            q_terms = key_terms(question, detect(question))
+            q_terms = key_terms(question)
             scored = []
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.
