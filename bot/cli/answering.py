@@ -92,6 +92,12 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
     )
     if report == "always" or (report == "changes" and (result.changed or result.failed)):
         _print_report(result, out)
+        if kb.settings.embedder != settings.embedder:  # VERBATIM_EMBEDDER was unset: the documents chose
+            print(
+                "embedding with multilingual (multilingual-e5-small): most documents are not in English; "
+                "VERBATIM_EMBEDDER=local keeps MiniLM",
+                file=out,
+            )
     return kb, result
 
 

@@ -54,6 +54,18 @@ class Settings:
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
     database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
     database_wait: float = 30.0  # seconds a PostgreSQL server that can't be reached at start-up is tried again
+    # Which of embedder, min_similarity and found_threshold were set (VERBATIM_EMBEDDER, …): what is unset may be
+    # settled by the documents (core.retrieval.choosing: the multilingual embedder for documents not in English).
+    chosen: frozenset[str] = frozenset()
+
+    def with_multilingual(self) -> Settings:
+        """These settings with the multilingual embedder, and its own floor and found-threshold where unset."""
+        return replace(
+            self,
+            embedder="multilingual",
+            min_similarity=self.min_similarity if "min_similarity" in self.chosen else MULTILINGUAL_MIN_SIMILARITY,
+            found_threshold=self.found_threshold if "found_threshold" in self.chosen else MULTILINGUAL_FOUND_THRESHOLD,
+        )
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -155,6 +167,15 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
         question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "any" if embedder == "remote" else "en"),
         question_languages_set=bool(read.text("VERBATIM_QUESTION_LANGUAGES")),
+        chosen=frozenset(
+            field
+            for field, name in (
+                ("embedder", "VERBATIM_EMBEDDER"),
+                ("min_similarity", "VERBATIM_MIN_SIMILARITY"),
+                ("found_threshold", "VERBATIM_FOUND_THRESHOLD"),
+            )
+            if read.text(name)
+        ),
         max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
         review_days=read.days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
         database_url=read.text("VERBATIM_DATABASE_URL"),
