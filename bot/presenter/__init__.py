@@ -31,6 +31,8 @@ REFUSAL_HEADING = "Not in the knowledge base"
 REFUSAL_TEXT = "The documents don't cover this question, so I won't guess."
 LANGUAGE_HEADING = "Another language, please"
 APOLOGY = "Sorry, something went wrong while I was answering. It has been logged; please try again in a minute."
+# The bot was stopped (a deploy, a restart) before this answer could finish.
+RESTARTING = "Sorry, I was restarting and couldn't finish this answer. Please ask again in a minute."
 # The shared database can't be reached: nothing can be looked up or logged until it is back.
 UNAVAILABLE = "I can't reach my database right now, so I couldn't answer. Please ask again in a few minutes."
 # …when Slack will send the message again (it does, after about 1 and 5 minutes), to this replica or another.

@@ -114,8 +114,13 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, threading.Event]:
-    """Serve /slack/events in a background thread; returns the bound port and an event that stops it."""
+def start_http_server(
+    app: App, port: int, host: str = "0.0.0.0", stopped: threading.Event | None = None
+) -> tuple[int, threading.Event]:
+    """Serve /slack/events in a background thread; returns the bound port and an event that stops it.
+
+    `stopped`, when given, is set once the server has stopped: no request is being taken any more.
+    """
     ready = threading.Event()
     stop = threading.Event()
     bound: list[int] = []
@@ -136,8 +141,13 @@ def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, 
             while not stop.is_set():
                 await asyncio.sleep(0.05)
             server.stop()
+            await server.close_all_connections()
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            if stopped is not None:
+                stopped.set()
 
     threading.Thread(target=run, daemon=True, name="slack-http").start()
     ready.wait(10)
@@ -146,9 +156,3 @@ def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, 
         raise VerbatimError(f"Slack HTTP mode could not listen on port {port} ({reason}).")
     log.info("Slack HTTP mode: listening on port %d at /slack/events", bound[0])
     return bound[0], stop
-
-
-def serve_http(app: App, port: int) -> None:
-    """Listen on `port`, on every interface, until interrupted."""
-    start_http_server(app, port, host="")
-    threading.Event().wait()

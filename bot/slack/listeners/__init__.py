@@ -33,10 +33,22 @@ class _Inject(Middleware):
         self.deps = deps
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+        # Counted until its listeners are on the executor, which counts them on: a shutdown waits for both.
+        self.deps.in_flight.enter()
+        try:
+            return self._process(req, next)
+        finally:
+            self.deps.in_flight.leave()
+
+    def _process(self, req: BoltRequest, next: Callable[[], BoltResponse]) -> BoltResponse:
         req.context["deps"] = self.deps
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if not event_id:
             return next()
+        if self.deps.in_flight.closed:
+            # Shutting down: not acknowledged, so Slack sends it again, to another replica or to this one restarted.
+            log.info("event %s left for Slack to deliver again: shutting down", event_id)
+            return BoltResponse(status=503, body="")
         state = self.deps.pipeline.store.state
         try:
             # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.

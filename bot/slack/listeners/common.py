@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_sdk import WebClient
@@ -14,6 +14,7 @@ from bot import presenter
 from bot.asking import Asker, Notice, Reply, failure
 from bot.slack import render
 from bot.slack.config import SlackSettings
+from bot.slack.drain import InFlight
 from core import SCOPES, Pipeline, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ class Deps:
     settings: SlackSettings
     voice: presenter.Voice
     asker: Asker
+    in_flight: InFlight = field(default_factory=InFlight)  # what a shutdown waits for (bot/slack/drain.py)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Deps:
         return self
@@ -56,19 +58,26 @@ def answer_with(
     conversation: str | None,
     say: Callable[[str], None],
     post: Callable[[Reply], None],
+    undo: Callable[[], None] | None = None,
 ) -> None:
     """Answer `question` asked in `channel`: `post` the answer, or `say` the sentence in its place.
 
     Posting can fail too (blocks Slack refuses, a channel just archived): that is one more sentence.
+    A shutdown that can't wait for the answer says its own sentence instead and calls `undo`.
     """
+    ticket = deps.in_flight.begin(say, undo)
     try:
         outcome = deps.asker.reply(question, deps.scope_for(channel), conversation)
+        if not deps.in_flight.claim(ticket):
+            return  # the shutdown told the asker instead
         if isinstance(outcome, Notice):
             say(outcome.line)
         else:
             post(outcome)
     except Exception as exc:
         say(failure(exc, "posting a Slack answer").line)
+    finally:
+        deps.in_flight.end(ticket)
 
 
 def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> None:

@@ -35,8 +35,14 @@ def ignorable(event: dict[str, Any], context: dict[str, Any]) -> bool:
 
 
 def answer_in_thread(
-    deps: Deps, client: WebClient, event: dict[str, Any], thread_ts: str | None, conversation: str
+    deps: Deps,
+    client: WebClient,
+    event: dict[str, Any],
+    thread_ts: str | None,
+    conversation: str,
+    context: dict[str, Any],
 ) -> None:
+    """Answer the event in its thread under a ⏳, and mark it answered, whatever happens."""
     channel, ts = event["channel"], event["ts"]
 
     def say(text: str) -> None:
@@ -45,17 +51,24 @@ def answer_in_thread(
     def post(answered: Reply) -> None:
         reply(client, channel, thread_ts, render.messages(answered.shown))
 
-    text = question_text(event.get("text", ""))
-    if not text:
-        return say(render.escape(deps.voice.mention_hint()))
-    question = deps.asker.admit(text)
-    if isinstance(question, Notice):
-        return say(question.line)
-    react(client, WORKING, channel, ts, add=True)
-    try:
-        answer_with(deps, question, channel, conversation, say, post)
-    finally:
+    def undo() -> None:  # when a shutdown gives the answer up: no ⏳ left behind, and no second answer later
         react(client, WORKING, channel, ts, add=False)
+        mark_answered(deps, context)
+
+    try:
+        text = question_text(event.get("text", ""))
+        if not text:
+            return say(render.escape(deps.voice.mention_hint()))
+        question = deps.asker.admit(text)
+        if isinstance(question, Notice):
+            return say(question.line)
+        react(client, WORKING, channel, ts, add=True)
+        try:
+            answer_with(deps, question, channel, conversation, say, post, undo)
+        finally:
+            react(client, WORKING, channel, ts, add=False)
+    finally:
+        mark_answered(deps, context)
 
 
 def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -90,10 +103,7 @@ def on_mention(client: WebClient, event: dict[str, Any], context: dict[str, Any]
         return
     thread_ts = event.get("thread_ts") or event["ts"]
     conversation = f"slack:{context.get('team_id')}:{event['channel']}:{thread_ts}"
-    try:
-        answer_in_thread(deps, client, event, thread_ts, conversation)
-    finally:
-        mark_answered(deps, context)
+    answer_in_thread(deps, client, event, thread_ts, conversation, context)
 
 
 def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[str, Any], deps: Deps) -> None:
@@ -102,10 +112,7 @@ def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[st
         return
     thread_ts = event.get("thread_ts")
     conversation = f"slack:{context.get('team_id')}:{event['channel']}" + (f":{thread_ts}" if thread_ts else "")
-    try:
-        answer_in_thread(deps, client, event, thread_ts, conversation)
-    finally:
-        mark_answered(deps, context)
+    answer_in_thread(deps, client, event, thread_ts, conversation, context)
 
 
 def register(app: App, deps: Deps) -> None:
