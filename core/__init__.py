@@ -28,9 +28,10 @@ from core.measuring.register import Attention, Leftovers, RegisterStatus, read_r
 from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
 from core.measuring.selfcheck import run_checks
 from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
-from core.store import Entry, Store, conversation_hash, open_store
+from core.store import ACK_WAIT, Entry, Store, conversation_hash, open_store
 
 __all__ = [
+    "ACK_WAIT",
     "LANGUAGE_NAMES",
     "MAX_QUESTION_CHARS",
     "SCOPES",

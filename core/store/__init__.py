@@ -37,6 +37,11 @@ INDEX_FILE = "index.sqlite3"
 RUNLOG_FILE = "runlog.sqlite3"
 
 
+# Slack wants an event acknowledged within 3 s, and the store is asked about it before the acknowledgement:
+# a state call on that path waits at most this long for a connection, and fails in time for Slack's redelivery.
+ACK_WAIT = 2.0
+
+
 def conversation_hash(key: str) -> str:
     """A stable, non-reversible stand-in for a raw conversation key or user id."""
     return hashlib.sha256(f"verbatim-conversation:{key}".encode()).hexdigest()[:24]
@@ -285,7 +290,10 @@ class StateStore(Protocol):
         """Remember that `key` (e.g. a bot message) belongs to `conversation`."""
         ...
 
-    def linked(self, key: str) -> str | None: ...
+    def linked(self, key: str, wait: float | None = None) -> str | None:
+        """The conversation `key` was linked to, or None; `wait` bounds the wait for a connection (`ACK_WAIT`
+        on Slack's acknowledgement path), else the store's own."""
+        ...
 
     def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
         """0 and a slot used when `key` made fewer than `limit` requests in `window` s; else the wait."""

@@ -231,8 +231,8 @@ class PostgresLog(SQLRunLog):
         with self.database.use(wait) as db:
             yield Sql(db, self.dialect)
 
-    def _read(self) -> Any:
-        return self._write()
+    def _read(self, wait: float | None = None) -> Any:
+        return self._write(wait)
 
     @contextmanager
     def _serialized(self, key: str) -> Iterator[Sql]:

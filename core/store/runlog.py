@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from core.common.values import LogRecord
-from core.store import Entry, Logged, conversation_hash
+from core.store import ACK_WAIT, Entry, Logged, conversation_hash
 from core.store.sql import Dialect, Sql
 
 # The columns `record` fills, in its order.
@@ -55,7 +55,8 @@ class SQLRunLog:
 
     # --- what an engine supplies ------------------------------------------------------------------
 
-    def _read(self) -> AbstractContextManager[Sql]:
+    def _read(self, wait: float | None = None) -> AbstractContextManager[Sql]:
+        """A read; `wait` as for `_write`."""
         raise NotImplementedError
 
     def _write(self, wait: float | None = None) -> AbstractContextManager[Sql]:
@@ -169,8 +170,7 @@ class SQLRunLog:
         db.execute("DELETE FROM rate_slots WHERE at < ?", (now - 86_400,))
         db.execute("DELETE FROM links WHERE at < ?", (now - 30 * 86_400,))
 
-    # Slack wants an event acknowledged within 3 s, and whether it was seen is asked before the acknowledgement.
-    ACK_WAIT = 2.0
+    ACK_WAIT = ACK_WAIT  # first_time is asked before Slack's acknowledgement
 
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         now = time.time()
@@ -190,8 +190,8 @@ class SQLRunLog:
                 (conversation_hash(key), conversation, time.time()),
             )
 
-    def linked(self, key: str) -> str | None:
-        with self._read() as db:
+    def linked(self, key: str, wait: float | None = None) -> str | None:
+        with self._read(wait) as db:
             found = db.value("SELECT conversation FROM links WHERE key = ?", (conversation_hash(key),))
         return None if found is None else str(found)
 

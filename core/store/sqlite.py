@@ -235,7 +235,7 @@ class SQLiteLog(SQLRunLog):
             self._open()  # another process on the same folder may have been creating it at the same moment
 
     @contextmanager
-    def _read(self) -> Iterator[Sql]:
+    def _read(self, wait: float | None = None) -> Iterator[Sql]:
         with self._lock:
             self._same_file()
             yield Sql(self.db, self.dialect)

@@ -19,7 +19,7 @@ from slack_bolt.request import BoltRequest
 from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import EVENT_LEASE_SECONDS, Deps, answered_key
 from bot.slack.listeners.messages import question_text, tell_unavailable
-from core import StoreUnavailable
+from core import ACK_WAIT, StoreUnavailable
 
 __all__ = ["Deps", "question_text", "register"]
 
@@ -55,7 +55,7 @@ class _Inject(Middleware):
             # An event is answered once: it is skipped when answered, and while another process holds its
             # lease; a process that died holding it lets it go when the lease runs out, and a later
             # delivery is answered instead of lost.
-            first = state.linked(answered_key(event_id)) is None and state.first_time(
+            first = state.linked(answered_key(event_id), wait=ACK_WAIT) is None and state.first_time(
                 f"slack-event:{event_id}", ttl=EVENT_LEASE_SECONDS
             )
         except StoreUnavailable as exc:
