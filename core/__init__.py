@@ -9,6 +9,7 @@ from core.common.answers import Answer, Assumption, Calculation, CalculationInpu
 from core.common.errors import (
     AnswererError,
     ConfigError,
+    DiskFull,
     DocumentError,
     EmbeddingError,
     IndexCorrupt,
@@ -42,6 +43,7 @@ __all__ = [
     "Calculation",
     "CalculationInput",
     "ConfigError",
+    "DiskFull",
     "Disliked",
     "DocumentError",
     "EmbeddingError",

@@ -16,10 +16,11 @@ from slack_bolt import App, BoltResponse
 from slack_bolt.middleware import Middleware
 from slack_bolt.request import BoltRequest
 
+from bot import presenter
 from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import EVENT_LEASE_SECONDS, Deps, answered_key
-from bot.slack.listeners.messages import question_text, tell_unavailable
-from core import ACK_WAIT, StoreUnavailable
+from bot.slack.listeners.messages import question_text, tell
+from core import ACK_WAIT, StoreUnavailable, VerbatimError
 
 __all__ = ["Deps", "question_text", "register"]
 
@@ -64,8 +65,15 @@ class _Inject(Middleware):
             # the wait once: on Slack's first delivery, which one replica gets.
             log.warning("event %s left for Slack to deliver again: %s", event_id, exc)
             if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
-                tell_unavailable(req.context.client, req.body["event"], req.context)
+                tell(req.context.client, req.body["event"], req.context, f"⏳ {presenter.UNAVAILABLE_RETRYING}")
             return BoltResponse(status=503, body="")
+        except VerbatimError as exc:
+            # The store answers but can't be written (a full disk): every delivery would fail the same way,
+            # and a 500 only makes Slack send it again. The asker is told once, and the event acknowledged.
+            log.error("event %s can't be answered: %s", event_id, exc)
+            if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
+                tell(req.context.client, req.body["event"], req.context, f"⚠️ {presenter.APOLOGY}")
+            return BoltResponse(status=200, body="")
         if not first:
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")

@@ -15,7 +15,7 @@ from bot.asking import Asker, Notice, Reply, failure
 from bot.slack import render
 from bot.slack.config import SlackSettings
 from bot.slack.drain import InFlight
-from core import SCOPES, Pipeline, StoreUnavailable
+from core import SCOPES, Pipeline, VerbatimError
 
 log = logging.getLogger(__name__)
 
@@ -105,5 +105,5 @@ def mark_answered(deps: Deps, context: dict[str, Any]) -> None:
         return
     try:
         deps.pipeline.store.state.link(answered_key(event_id), "answered")
-    except StoreUnavailable as exc:
+    except VerbatimError as exc:  # the database down, a full disk: the lease still keeps it from a second answer
         log.warning("could not mark event %s answered: %s", event_id, exc)

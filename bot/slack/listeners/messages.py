@@ -10,7 +10,6 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import presenter
 from bot.asking import Notice, Reply
 from bot.slack import render
 from bot.slack.listeners.common import Deps, answer_with, mark_answered, react, reply
@@ -82,15 +81,16 @@ def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str,
     return None
 
 
-def tell_unavailable(client: WebClient, event: dict[str, Any], context: dict[str, Any]) -> None:
-    """Tell the asker, where the answer would go, that it waits for the database (Slack sends the event again)."""
+def tell(client: WebClient, event: dict[str, Any], context: dict[str, Any], text: str) -> None:
+    """Say `text` where the answer to `event` would go (that the database is down, say, when Slack sends the
+    event again); nothing for an event that asks nothing."""
     place = question_place(event, context)
     if place is None:
         return
     try:
-        client.chat_postMessage(channel=place[0], thread_ts=place[1], text=f"⏳ {presenter.UNAVAILABLE_RETRYING}")
+        client.chat_postMessage(channel=place[0], thread_ts=place[1], text=text)
     except SlackApiError as exc:
-        log.warning("could not say that the database is down: %s", exc.response.get("error"))
+        log.warning("could not tell the asker why the event is not answered: %s", exc.response.get("error"))
 
 
 def just_ack(ack: Ack) -> None:
