@@ -43,7 +43,10 @@ ACK_WAIT = 2.0
 
 
 def conversation_hash(key: str) -> str:
-    """A stable, non-reversible stand-in for a raw conversation key or user id."""
+    """The unkeyed SHA-256 stand-in that rows logged before ids were keyed carry (they stay as they were).
+
+    New rows use `StateStore.hashed`, keyed with the installation's secret (`core.store.secret`):
+    an unkeyed hash of a small id space is reversed by hashing every candidate."""
     return hashlib.sha256(f"verbatim-conversation:{key}".encode()).hexdigest()[:24]
 
 
@@ -281,6 +284,11 @@ class RunLogStore(Protocol):
 
 class StateStore(Protocol):
     """The bots' memory that must outlive a restart and be shared by every process on the store."""
+
+    def hashed(self, key: str) -> str:
+        """`key` (a conversation key, a user id) as the store keeps it: HMAC-SHA256 under the installation's
+        secret, the same in every process on the store, and not reversible without that secret."""
+        ...
 
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         """True exactly once per key within `ttl` seconds, whichever process asks."""

@@ -25,6 +25,7 @@ from core.store.corpus import Corpus
 from core.store.index import SQLIndex
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
 from core.store.runlog import SQLRunLog
+from core.store.secret import folder_secret
 from core.store.sql import Sql, SQLiteDialect
 from core.store.sqlite_corpus import FragmentReader, load_corpus
 from core.store.sqlite_files import damage, full_disk, identity, is_damage, is_full, set_aside
@@ -224,6 +225,8 @@ class SQLiteLog(SQLRunLog):
                 "move it aside to start a new one."
             ) from exc
         self._identity = identity(self.path)
+        # Read (or made) once: a data folder deleted under a running bot gets the key in use back, not a new one.
+        self.secret = folder_secret(self.path.parent, getattr(self, "secret", None))
 
     def _same_file(self) -> None:
         """Under the lock, before each use: reopen when the file was deleted or replaced under us.

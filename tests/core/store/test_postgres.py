@@ -337,6 +337,7 @@ def test_migrations_are_recorded_and_applied_once(database_url, tmp_path):
         "_m003_text_vectors",
         "_m004_entries_scope",
         "_m005_document_language",
+        "_m006_secrets",
     ]
 
 
