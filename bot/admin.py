@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from bot.presenter import reports
-from core import Pipeline, admin_status, conversation_hash, recent_gaps
+from core import Pipeline, admin_status, recent_gaps
 
 SUBCOMMANDS = ("status", "reindex", "gaps")
 
@@ -16,9 +16,9 @@ def subcommand(text: str) -> str:
     return words[0].lower() if words else ""
 
 
-def user_hash(user_id: int | str) -> str:
+def user_hash(pipeline: Pipeline, user_id: int | str) -> str:
     """A user as log lines name them: the hash the run log keeps for the same user's feedback (who=str(id))."""
-    return conversation_hash(str(user_id))
+    return pipeline.store.state.hashed(str(user_id))
 
 
 def reply(pipeline: Pipeline, sub: str) -> str:

@@ -9,6 +9,7 @@ from core.common.answers import Answer, Assumption, Calculation, CalculationInpu
 from core.common.errors import (
     AnswererError,
     ConfigError,
+    DiskFull,
     DocumentError,
     EmbeddingError,
     IndexCorrupt,
@@ -30,9 +31,10 @@ from core.measuring.register import Attention, Leftovers, RegisterStatus, read_r
 from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
 from core.measuring.selfcheck import run_checks
 from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
-from core.store import Entry, Store, conversation_hash, open_store
+from core.store import ACK_WAIT, Entry, Store, conversation_hash, open_store
 
 __all__ = [
+    "ACK_WAIT",
     "LANGUAGE_NAMES",
     "MAX_QUESTION_CHARS",
     "SCOPES",
@@ -44,6 +46,7 @@ __all__ = [
     "Calculation",
     "CalculationInput",
     "ConfigError",
+    "DiskFull",
     "Disliked",
     "DocumentError",
     "EmbeddingError",

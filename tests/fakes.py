@@ -185,3 +185,53 @@ def mixed_handbook(documents: int, sections: int, words: int, seed: int) -> dict
         ]
         files[f"doc{number}.md"] = f"---\ntitle: Doc {number}\naudience: {audience}\n---\n" + "\n".join(parts)
     return files
+
+
+def fill_disk(monkeypatch: Any, *file_names: str) -> None:
+    """From now on, SQLite files named `file_names` can't grow: a full disk, as SQLite itself reports it.
+
+    Each new connection to one of them gets `PRAGMA max_page_count` at its present size, so the next
+    write that needs a page fails with SQLite's own SQLITE_FULL ("database or disk is full"), from the
+    same place in SQLite a full disk fails it; no temporary file system is needed.
+    """
+    import sqlite3
+    from pathlib import Path
+
+    connect = sqlite3.connect
+
+    def connect_to_full_disk(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = connect(database, *args, **kwargs)
+        if Path(str(database)).name in file_names:
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            db.execute(f"PRAGMA max_page_count = {max(int(pages), 1)}")
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", connect_to_full_disk)
+
+
+class FullDiskConnection:
+    """An open SQLite connection whose disk has just filled up: reads work, every write fails the way
+    SQLite fails it (sqlite3.OperationalError "database or disk is full"). Put it in place of a store's
+    connection (`store.runlog.db`) to fill the disk under a running bot."""
+
+    WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
+
+    def __init__(self, db: Any) -> None:
+        self._db = db
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql.lstrip().upper().startswith(self.WRITES):
+            import sqlite3
+
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.execute(sql, *args)
+
+    def __enter__(self) -> FullDiskConnection:
+        self._db.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._db.__exit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)

@@ -70,7 +70,8 @@ def test_every_settings_variable_is_read_from_the_environment():
     body = source[source.index("def from_env") : source.index("def _check_combinations")]
     fields = re.findall(r"^\s+(\w+)=", body, re.MULTILINE)
     assert set(fields) == set(settings.Settings.__dataclass_fields__), "from_env sets every Settings field"
-    assert len(re.findall(r'"VERBATIM_[A-Z_]+"', body)) >= len(fields) - 1  # question_languages_set shares one
+    # question_languages_set and chosen share the variables of the fields they describe
+    assert len(re.findall(r'"VERBATIM_[A-Z_]+"', body)) >= len(fields) - 2
 
 
 def test_env_example_names_only_real_variables_and_sets_no_port():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -12,11 +13,20 @@ from typing import TextIO
 from bot.cli import answering, measuring, records
 from bot.cli.records import public_surfaces
 from bot.cli.shared import printable
-from core import VerbatimError, from_env, load_env_file
+from core import DiskFull, VerbatimError, from_env, load_env_file
 
 __all__ = ["build_parser", "main", "printable", "public_surfaces"]
 
 log = logging.getLogger("verbatim")
+
+# The exit codes every command shares (`verbatim --help` lists them); a command may add its own 1.
+EXIT_CODES = """exit codes:
+  0    done
+  1    done, but something needs attention (index: a document failed; ask: answering failed; ...)
+  2    could not run: a setting, a folder or the store is unusable (one sentence on stderr)
+  3    could not write: the disk that holds the data folder (or the database's) is full
+  130  interrupted"""
+EXIT_DISK_FULL = 3
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
@@ -39,7 +49,12 @@ def configure_logging(level: int) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verbatim", description="Answers from your documents, quoted verbatim.")
+    parser = argparse.ArgumentParser(
+        prog="verbatim",
+        description="Answers from your documents, quoted verbatim.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (answering, measuring, records):  # in this order in `verbatim --help`
@@ -58,10 +73,21 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return int(args.run(args, None, out))
         settings = from_env().with_paths(getattr(args, "knowledge", None), getattr(args, "data", None))
         return int(args.run(args, settings, out))
+    except DiskFull as exc:  # its own code: a script can wait for space and run again, nothing to mend
+        log.debug("failed", exc_info=True)
+        print(f"verbatim: {exc}", file=sys.stderr)
+        return EXIT_DISK_FULL
     except VerbatimError as exc:
         log.debug("failed", exc_info=True)
         print(f"verbatim: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        log.debug("failed", exc_info=True)
+        where = exc.filename or "a file"
+        print(f"verbatim: {where} can't be written: the disk is full. Free some space.", file=sys.stderr)
+        return EXIT_DISK_FULL
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130

@@ -92,11 +92,18 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
     )
     if report == "always" or (report == "changes" and (result.changed or result.failed)):
         _print_report(result, out)
+        if kb.settings.embedder != settings.embedder:  # VERBATIM_EMBEDDER was unset: the documents chose
+            print(
+                "embedding with multilingual (multilingual-e5-small): most documents are not in English; "
+                "VERBATIM_EMBEDDER=local keeps MiniLM",
+                file=out,
+            )
     return kb, result
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    """Exit 0 when every document is indexed, 1 when any failed (the report names them)."""
+    """Exit 0 when every document is indexed, 1 when any failed (the report names them), 3 when the index
+    could not be written for a full disk (one sentence; what was indexed before is intact)."""
     kb, result = _synced(settings, out, report="always")
     kb.close()
     if result.failed:
@@ -224,7 +231,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """index, search, ask, chat, check, doctor, serve."""
-    index = commands.add_parser("index", help="index the knowledge folder (only what changed)")
+    index = commands.add_parser(
+        "index",
+        help="index the knowledge folder (only what changed)",
+        epilog="exit codes: 0 every document indexed, 1 a document failed (named), 2 could not run, 3 the disk is full",
+    )
     folder_options(index)
     index.set_defaults(run=cmd_index)
 

@@ -34,6 +34,8 @@ REFUSAL_HEADING = ENGLISH("refusal.heading")
 REFUSAL_TEXT = ENGLISH("refusal.text")
 LANGUAGE_HEADING = ENGLISH("language.heading")
 APOLOGY = ENGLISH("error.apology")
+# The bot was stopped (a deploy, a restart) before this answer could finish.
+RESTARTING = ENGLISH("error.restarting")
 # The shared database can't be reached: nothing can be looked up or logged until it is back.
 UNAVAILABLE = ENGLISH("error.unavailable")
 # …when Slack will send the message again (it does, after about 1 and 5 minutes), to this replica or another.

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.env import port_from, voice_from
+from bot.env import DEFAULT_SHUTDOWN_GRACE, port_from, shutdown_grace_from, voice_from
 from core import ConfigError
 
 
@@ -33,9 +33,24 @@ class SlackSettings:
     digest_channel: str = ""  # where the weekly gap digest goes; "" for none
     company: str = "our company"
     example_question: str = ""  # shown in usage hints; none by default
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE  # seconds on SIGTERM for the answers under way
 
     def __repr__(self) -> str:
         return f"SlackSettings(mode={self.mode!r}, port={self.port}, api_url={self.api_url!r})"
+
+
+def _check_app_token(app_token: str) -> None:
+    if not app_token:
+        raise ConfigError(
+            "SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-…) with connections:write."
+        )
+    if not app_token.startswith("xapp-"):
+        raise ConfigError("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
+    if _placeholder(app_token, "xapp-"):
+        raise ConfigError(
+            "SLACK_APP_TOKEN is still the xapp- placeholder from .env.example: "
+            "paste an app-level token with connections:write from your Slack app's Basic Information page."
+        )
 
 
 def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
@@ -60,17 +75,7 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
     app_token = get("SLACK_APP_TOKEN")
     signing_secret = get("SLACK_SIGNING_SECRET")
     if mode == "socket":
-        if not app_token:
-            raise ConfigError(
-                "SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-…) with connections:write."
-            )
-        if not app_token.startswith("xapp-"):
-            raise ConfigError("SLACK_APP_TOKEN must be an app-level token starting with xapp-.")
-        if _placeholder(app_token, "xapp-"):
-            raise ConfigError(
-                "SLACK_APP_TOKEN is still the xapp- placeholder from .env.example: "
-                "paste an app-level token with connections:write from your Slack app's Basic Information page."
-            )
+        _check_app_token(app_token)
     elif not signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode needs it to verify Slack's requests.")
     port = port_from(env, "SLACK_PORT", 3000)
@@ -90,5 +95,16 @@ def slack_settings(env: Mapping[str, str] | None = None) -> SlackSettings:
         raise ConfigError("VERBATIM_DIGEST_CHANNEL must be a staff channel, not one of SLACK_PUBLIC_CHANNELS.")
     company, example = voice_from(env)
     return SlackSettings(
-        bot_token, mode, app_token, signing_secret, port, api_url, channels, admins, digest, company, example
+        bot_token,
+        mode,
+        app_token,
+        signing_secret,
+        port,
+        api_url,
+        channels,
+        admins,
+        digest,
+        company,
+        example,
+        shutdown_grace_from(env),
     )

@@ -1,8 +1,9 @@
 """Slack's HTTP mode: /slack/events on tornado, with the checks that come before Bolt sees a request.
 
 Anyone can POST to a public URL, so a request is judged before it is parsed: its size (1 MB at
-most; Slack's own payloads are a few kilobytes), its signature headers and its encoding. A
-rejected request costs one log line that never holds its body, and never a traceback.
+most; Slack's own payloads are a few kilobytes), its signature headers and its encoding; a
+signed body that parses but isn't shaped as a Slack payload (`shape_problem`) is a 400 as well.
+A rejected request costs one log line that never holds its body, and never a traceback.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import asyncio
 import logging
 import socket
 import threading
+from typing import Any
 
 import tornado.httpserver
 import tornado.web
 from slack_bolt import App
 from slack_bolt.request import BoltRequest
+from slack_sdk.signature import SignatureVerifier
 
 from core import VerbatimError
 
@@ -73,6 +76,10 @@ class EventsHandler(tornado.web.RequestHandler):
             request = BoltRequest(body=text, query=self.request.query, headers=dict(self.request.headers))
         except Exception:  # Bolt parses as it builds the request: bad JSON, a list, a broken form payload
             return self._reject(400, "the body is not a Slack payload")
+        problem = shape_problem(request.body)
+        if problem and self._signed(text):  # unsigned, Bolt answers 401 before any middleware looks inside
+            # Bolt's own middleware would fail on it with a 500, or a listener with a traceback.
+            return self._reject(400, f"the body is not a Slack payload ({problem})")
         response = self.app.dispatch(request)
         if response.status == 401:
             log.warning("rejected a Slack request from %s: the signature does not match", self.request.remote_ip)
@@ -81,10 +88,44 @@ class EventsHandler(tornado.web.RequestHandler):
             self.set_header(name, value)
         self.write(response.body)
 
+    def _signed(self, body: str) -> bool:
+        # Bolt keeps the secret it verifies with; an app built without one verifies nothing.
+        secret = getattr(self.app, "_signing_secret", "")
+        headers = self.request.headers
+        return not secret or SignatureVerifier(secret).is_valid(
+            body, headers.get("X-Slack-Request-Timestamp", ""), headers.get("X-Slack-Signature", "")
+        )
+
     def _reject(self, status: int, why: str) -> None:
         log.warning("rejected a Slack request from %s (HTTP %d): %s", self.request.remote_ip, status, why)
         self.set_status(status)
         self.finish({"error": why})
+
+
+def shape_problem(body: dict[str, Any]) -> str | None:
+    """What keeps a parsed body from being a payload the app can handle, or None.
+
+    Only what Bolt's middleware and our listeners index without looking: a Slack payload always has
+    these, so a signed body without them is a bug or a leaked secret, and gets a 400, not a 500.
+    """
+    if "event_id" in body and not isinstance(body["event_id"], str):
+        return "event_id is not a string"
+    if "event" in body or body.get("type") == "event_callback":
+        event = body.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return "event is not an object with a type"
+        if event["type"] in ("app_mention", "message") and not event.get("subtype"):
+            if not all(isinstance(event.get(name), str) for name in ("channel", "ts")):
+                return "the message has no channel or ts"
+            if not isinstance(event.get("text", ""), str):
+                return "the message's text is not a string"
+    if "actions" in body:
+        actions = body["actions"]
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            return "actions is not a list of objects"
+    if "command" in body and not all(isinstance(body.get(name), str) for name in ("channel_id", "user_id")):
+        return "the command has no channel_id or user_id"
+    return None
 
 
 class Health(tornado.web.RequestHandler):
@@ -114,8 +155,13 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, threading.Event]:
-    """Serve /slack/events in a background thread; returns the bound port and an event that stops it."""
+def start_http_server(
+    app: App, port: int, host: str = "0.0.0.0", stopped: threading.Event | None = None
+) -> tuple[int, threading.Event]:
+    """Serve /slack/events in a background thread; returns the bound port and an event that stops it.
+
+    `stopped`, when given, is set once the server has stopped: no request is being taken any more.
+    """
     ready = threading.Event()
     stop = threading.Event()
     bound: list[int] = []
@@ -136,8 +182,13 @@ def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, 
             while not stop.is_set():
                 await asyncio.sleep(0.05)
             server.stop()
+            await server.close_all_connections()
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            if stopped is not None:
+                stopped.set()
 
     threading.Thread(target=run, daemon=True, name="slack-http").start()
     ready.wait(10)
@@ -146,9 +197,3 @@ def start_http_server(app: App, port: int, host: str = "0.0.0.0") -> tuple[int, 
         raise VerbatimError(f"Slack HTTP mode could not listen on port {port} ({reason}).")
     log.info("Slack HTTP mode: listening on port %d at /slack/events", bound[0])
     return bound[0], stop
-
-
-def serve_http(app: App, port: int) -> None:
-    """Listen on `port`, on every interface, until interrupted."""
-    start_http_server(app, port, host="")
-    threading.Event().wait()

@@ -42,7 +42,7 @@ class Admin:
             log.warning(
                 "/verbatim %s refused: user %s is not in TELEGRAM_ADMIN_USERS",
                 sub or "(none)",
-                user_hash(user.id if user else message.chat_id),
+                user_hash(self.pipeline, user.id if user else message.chat_id),
             )
             await message.reply_text(reports.NOT_ALLOWED)
             return
@@ -66,4 +66,4 @@ class Admin:
             try:
                 await bot.set_my_commands(listed, scope=BotCommandScopeChat(admin))
             except TelegramError as exc:
-                log.info("could not list /verbatim for admin %s: %s", user_hash(admin), exc)
+                log.info("could not list /verbatim for admin %s: %s", user_hash(self.pipeline, admin), exc)

@@ -16,7 +16,7 @@ from bot import presenter
 from bot.asking import Asker, Notice, Reply, failure
 from bot.telegram import render
 from bot.telegram.config import TelegramSettings
-from core import SCOPES, Pipeline, conversation_hash
+from core import SCOPES, Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class Handlers:
         if replied is not None:
             linked = await asyncio.to_thread(self.state.linked, _message_key(message.chat_id, replied.message_id))
         # Opaque from the start: the conversation key itself carries no chat or message id.
-        conversation = linked or conversation_hash(f"telegram:{message.chat_id}:{message.message_id}")
+        conversation = linked or self.state.hashed(f"telegram:{message.chat_id}:{message.message_id}")
         await context.bot.send_chat_action(
             message.chat_id,
             ChatAction.TYPING,

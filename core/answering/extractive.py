@@ -16,11 +16,10 @@ from core.answering.figures import fits_figures, stated_quantities
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import ASKING, named, propose, unknown_item
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
-from core.common.language import detect
 from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms
 from core.common.values import Hit, quotable_sentences
-from core.vectors.embeddings import Embedder
+from core.vectors.embeddings import Embedder, embed_queries
 
 MAX_STATEMENTS = 4
 PER_FRAGMENT = 2
@@ -87,9 +86,9 @@ class ExtractiveAnswerer:
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])
         sentence_terms = [key_terms(c[1]) for c in candidates]
         results = []
-        for question, q_vector in zip(questions, self.embedder.embed(questions), strict=True):
+        for question, q_vector in zip(questions, embed_queries(self.embedder, questions), strict=True):
             similarity = sentence_vectors @ q_vector
-            q_terms = key_terms(question, detect(question))
+            q_terms = key_terms(question)
             scored = []
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.

@@ -160,8 +160,10 @@ class Pipeline:
         knowledge: KnowledgeBase | None = None,
         answerer: Answerer | None = None,
     ) -> None:
-        self.settings = settings
         self.knowledge = knowledge or KnowledgeBase(settings)
+        if knowledge is None:
+            settings = self.knowledge.settings  # with the embedder the documents settled, and its defaults
+        self.settings = settings
         self.answerer = answerer or make_answerer(settings, self.knowledge.embedder)
 
     @property

@@ -12,6 +12,7 @@ traceback, when there is one, goes to the log.
     ├── IndexChanged         fragments a search found were re-indexed since it was loaded
     ├── RunLogError          the run log can't be opened or written
     ├── StoreUnavailable     the shared database can't be reached for now (tried again on the next use)
+    ├── DiskFull             the store can't be written: its disk (or the database server's) is full
     ├── EmbeddingError       the embedding model failed
     └── AnswererError        the answering model failed or replied nonsense
 """
@@ -60,6 +61,11 @@ class RunLogError(VerbatimError):
 
 class StoreUnavailable(VerbatimError):
     """Raised when the shared database (PostgreSQL) can't be reached for now; the next use tries again."""
+
+
+class DiskFull(VerbatimError):
+    """Raised when the store can't be written because its disk is full; what it held is intact, and writing
+    works again once space is freed."""
 
 
 class EmbeddingError(VerbatimError):

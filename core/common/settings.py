@@ -16,6 +16,12 @@ DEFAULT_FOUND_THRESHOLD = 0.50
 # The answerability judge's probability below which no candidate answers, so the answer is refused: one default
 # for every knowledge base (core/data/judge/MODEL_CARD.md gives the sweep on the three gold sets).
 DEFAULT_JUDGE_THRESHOLD = 0.25
+# The multilingual embedder's cosines sit higher and closer together than MiniLM's, so its floor and
+# found-threshold are its own: calibrated on the three English gold sets (README, "The multilingual embedder").
+# Used when VERBATIM_EMBEDDER=multilingual and the variable itself is unset.
+MULTILINGUAL_MIN_SIMILARITY = 0.86
+MULTILINGUAL_FOUND_THRESHOLD = 0.96
+EMBEDDERS = ("local", "remote", "multilingual")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,18 @@ class Settings:
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
     database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
     database_wait: float = 30.0  # seconds a PostgreSQL server that can't be reached at start-up is tried again
+    # Which of embedder, min_similarity and found_threshold were set (VERBATIM_EMBEDDER, …): what is unset may be
+    # settled by the documents (core.retrieval.choosing: the multilingual embedder for documents not in English).
+    chosen: frozenset[str] = frozenset()
+
+    def with_multilingual(self) -> Settings:
+        """These settings with the multilingual embedder, and its own floor and found-threshold where unset."""
+        return replace(
+            self,
+            embedder="multilingual",
+            min_similarity=self.min_similarity if "min_similarity" in self.chosen else MULTILINGUAL_MIN_SIMILARITY,
+            found_threshold=self.found_threshold if "found_threshold" in self.chosen else MULTILINGUAL_FOUND_THRESHOLD,
+        )
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -124,7 +142,10 @@ class _Environment:
 def from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from environment variables; a malformed value or combination raises ConfigError in one sentence."""
     read = _Environment(os.environ if env is None else env)
-    embedder = read.choice("VERBATIM_EMBEDDER", "local", ("local", "remote"))
+    embedder = read.choice("VERBATIM_EMBEDDER", "local", EMBEDDERS)
+    multilingual = embedder == "multilingual"
+    floor = MULTILINGUAL_MIN_SIMILARITY if multilingual else DEFAULT_MIN_SIMILARITY
+    found = MULTILINGUAL_FOUND_THRESHOLD if multilingual else DEFAULT_FOUND_THRESHOLD
     settings = Settings(
         knowledge_dir=Path(read.text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
         data_dir=Path(read.text("VERBATIM_DATA_DIR", "var") or "var"),
@@ -132,8 +153,8 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         embedding_base_url=read.text("VERBATIM_EMBEDDING_BASE_URL"),
         embedding_model=read.text("VERBATIM_EMBEDDING_MODEL"),
         embedding_api_key=read.text("VERBATIM_EMBEDDING_API_KEY"),
-        min_similarity=read.number("VERBATIM_MIN_SIMILARITY", DEFAULT_MIN_SIMILARITY, -1.0, 1.0),
-        found_threshold=read.number("VERBATIM_FOUND_THRESHOLD", DEFAULT_FOUND_THRESHOLD, -1.0, 3.0),
+        min_similarity=read.number("VERBATIM_MIN_SIMILARITY", floor, -1.0, 1.0),
+        found_threshold=read.number("VERBATIM_FOUND_THRESHOLD", found, -1.0, 3.0),
         judge=read.switch("VERBATIM_JUDGE", True),
         judge_threshold=read.number("VERBATIM_JUDGE_THRESHOLD", DEFAULT_JUDGE_THRESHOLD, 0.0, 1.0),
         llm_judge=read.switch("VERBATIM_LLM_JUDGE", False),
@@ -144,8 +165,17 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         llm_timeout=read.number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
         llm_deadline=read.number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
         resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
-        question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "en" if embedder == "local" else "any"),
+        question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "any" if embedder == "remote" else "en"),
         question_languages_set=bool(read.text("VERBATIM_QUESTION_LANGUAGES")),
+        chosen=frozenset(
+            field
+            for field, name in (
+                ("embedder", "VERBATIM_EMBEDDER"),
+                ("min_similarity", "VERBATIM_MIN_SIMILARITY"),
+                ("found_threshold", "VERBATIM_FOUND_THRESHOLD"),
+            )
+            if read.text(name)
+        ),
         max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
         review_days=read.days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
         database_url=read.text("VERBATIM_DATABASE_URL"),

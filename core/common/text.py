@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from core.common.stopwords import FUNCTION_WORDS
-
 SECTION_SEPARATOR = " › "
 # A sentence ends at . ! or ? followed by space and something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
@@ -84,8 +82,10 @@ def stem(word: str) -> str:
     return word
 
 
-def key_terms(text: str, language: str | None = None) -> set[str]:
-    """Content words and figures, lightly stemmed; a question `language` other than English also leaves out
-    that language's function words (core.common.stopwords)."""
-    stop = STOPWORDS | FUNCTION_WORDS[language] if language in FUNCTION_WORDS else STOPWORDS
-    return {stem(word) for word in _TERM.findall(text.lower()) if word not in stop}
+def key_terms(text: str) -> set[str]:
+    """Content words and figures, lightly stemmed.
+
+    Only English function words are left out. Leaving out a German or French question's too was measured
+    and dropped: with the multilingual embedder, the overlap then rose for near misses as much as for
+    answers (refused de 92.6 % → 85.2 %, fr 87.5 % → 68.8 %; correct de +2.4 points, fr ±0)."""
+    return {stem(word) for word in _TERM.findall(text.lower()) if word not in STOPWORDS}

@@ -258,7 +258,8 @@ def evaluate(
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="verbatim-eval-") as tmp:
         local = replace(settings, data_dir=Path(tmp))
-        pipeline = Pipeline(local, KnowledgeBase(local, embedder))
+        kb = KnowledgeBase(local, embedder)
+        pipeline = Pipeline(kb.settings, kb)  # with the embedder the documents settled, when it was left open
         try:
             pipeline.knowledge.sync()
             report = Report()

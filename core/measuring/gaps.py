@@ -19,7 +19,7 @@ from core.retrieval.knowledge import KnowledgeBase
 from core.store import Logged
 from core.store.corpus import Corpus
 from core.vectors.clusters import SIMILARITY, cluster, medoid
-from core.vectors.embeddings import Embedder
+from core.vectors.embeddings import Embedder, embed_queries
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def find_gaps(
     if not keys:
         return []
     texts = [by_key[k][0].standalone_question for k in keys]
-    vectors = embedder.embed([topic(t) for t in texts])
+    vectors = embed_queries(embedder, [topic(t) for t in texts])
     weights = np.array([len(by_key[k]) for k in keys], dtype=np.float64)
     fragments = corpus.by_ids(i for e in refused for i, _ in e.fragments)
     gaps = []

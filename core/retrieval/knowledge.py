@@ -24,6 +24,7 @@ from core.common.errors import IndexChanged, IndexFileError, StoreUnavailable, V
 from core.common.settings import Settings
 from core.common.values import Hit, text_hash
 from core.ingest import Progress, SyncReport
+from core.retrieval.choosing import settled
 from core.retrieval.indexer import Indexer, side_file
 from core.retrieval.search import Searcher
 from core.store import IndexStore, SearchingIndex, Store, open_store
@@ -273,9 +274,11 @@ class KnowledgeBase:
     """
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
+        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
+        if embedder is None:  # an unset VERBATIM_EMBEDDER is settled by the documents' language
+            settings = settled(settings, self.store)
         self.settings = settings
         self._model = embedder or make_embedder(settings)
-        self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
         self._languages: tuple[int, tuple[str, ...]] | None = None  # (generation, the documents' languages)
         self.embedder = CachedEmbedder(self._model, stored=self._stored_vectors)
         index = self.store.index
@@ -344,7 +347,7 @@ class KnowledgeBase:
         self._sync_first()
         rank = self.search.rank()
         started = time.perf_counter()
-        query = self.embedder.embed([question])[0]
+        query = self.embedder.embed_queries([question])[0]
         embedded = time.perf_counter()
         hits = rank(query, scope, self.settings.min_similarity if floor is None else floor)
         done = time.perf_counter()

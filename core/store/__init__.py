@@ -37,8 +37,16 @@ INDEX_FILE = "index.sqlite3"
 RUNLOG_FILE = "runlog.sqlite3"
 
 
+# Slack wants an event acknowledged within 3 s, and the store is asked about it before the acknowledgement:
+# a state call on that path waits at most this long for a connection, and fails in time for Slack's redelivery.
+ACK_WAIT = 2.0
+
+
 def conversation_hash(key: str) -> str:
-    """A stable, non-reversible stand-in for a raw conversation key or user id."""
+    """The unkeyed SHA-256 stand-in that rows logged before ids were keyed carry (they stay as they were).
+
+    New rows use `StateStore.hashed`, keyed with the installation's secret (`core.store.secret`):
+    an unkeyed hash of a small id space is reversed by hashing every candidate."""
     return hashlib.sha256(f"verbatim-conversation:{key}".encode()).hexdigest()[:24]
 
 
@@ -277,6 +285,11 @@ class RunLogStore(Protocol):
 class StateStore(Protocol):
     """The bots' memory that must outlive a restart and be shared by every process on the store."""
 
+    def hashed(self, key: str) -> str:
+        """`key` (a conversation key, a user id) as the store keeps it: HMAC-SHA256 under the installation's
+        secret, the same in every process on the store, and not reversible without that secret."""
+        ...
+
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         """True exactly once per key within `ttl` seconds, whichever process asks."""
         ...
@@ -285,7 +298,10 @@ class StateStore(Protocol):
         """Remember that `key` (e.g. a bot message) belongs to `conversation`."""
         ...
 
-    def linked(self, key: str) -> str | None: ...
+    def linked(self, key: str, wait: float | None = None) -> str | None:
+        """The conversation `key` was linked to, or None; `wait` bounds the wait for a connection (`ACK_WAIT`
+        on Slack's acknowledgement path), else the store's own."""
+        ...
 
     def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
         """0 and a slot used when `key` made fewer than `limit` requests in `window` s; else the wait."""

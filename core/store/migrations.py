@@ -365,10 +365,16 @@ def _m005_document_language(db: Any) -> None:
     db.execute("ALTER TABLE documents ADD COLUMN language TEXT")
 
 
+def _m006_secrets(db: Any) -> None:
+    """The installation's id key, shared by every replica (SQLite keeps its own in the data folder's id.key)."""
+    db.execute("CREATE TABLE secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 POSTGRES_MIGRATIONS: list[Migration] = [
     _m001_index,
     _m002_runlog_and_state,
     _m003_text_vectors,
     _m004_entries_scope,
     _m005_document_language,
+    _m006_secrets,
 ]

@@ -36,6 +36,7 @@ from core.store.corpus import Corpus, select
 from core.store.index import FRAGMENT_COLUMNS, SEARCHED_STATES, SQLIndex, fragment_from
 from core.store.postgres_pool import INDEXER_LOCK, Database
 from core.store.runlog import SQLRunLog
+from core.store.secret import new_secret, parse_secret
 from core.store.sql import PostgresDialect, Sql
 
 # How long one use waits for a connection. A pool of short transactions never waits this long unless
@@ -225,14 +226,18 @@ class PostgresLog(SQLRunLog):
     def __init__(self, database: Database) -> None:
         super().__init__()
         self.database = database
+        with self._write() as db:  # the first replica's key is every replica's: one row, never replaced
+            db.execute("INSERT INTO secrets VALUES ('id_key', ?) ON CONFLICT (name) DO NOTHING", (new_secret(),))
+            stored = db.value("SELECT value FROM secrets WHERE name = 'id_key'")
+        self.secret = parse_secret(str(stored), f"in {database.where}'s secrets table")
 
     @contextmanager
     def _write(self, wait: float | None = None) -> Iterator[Sql]:
         with self.database.use(wait) as db:
             yield Sql(db, self.dialect)
 
-    def _read(self) -> Any:
-        return self._write()
+    def _read(self, wait: float | None = None) -> Any:
+        return self._write(wait)
 
     @contextmanager
     def _serialized(self, key: str) -> Iterator[Sql]:

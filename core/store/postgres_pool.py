@@ -16,10 +16,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
+import psycopg.errors
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from core.common.errors import ConfigError, StoreUnavailable
+from core.common.errors import ConfigError, DiskFull, StoreUnavailable
 from core.store.migrations import POSTGRES_MIGRATIONS, migrate
 from core.store.sql import PostgresDialect
 
@@ -138,6 +139,11 @@ class Database:
             else:
                 with self.pool.connection(timeout=wait) as db:
                     yield db
+        except psycopg.errors.DiskFull as exc:  # an OperationalError too, but the server is up: nothing to retry
+            raise DiskFull(
+                f"The PostgreSQL database at {self.where} can't be written: its disk is full. Free some space "
+                "on the database server; what it holds is intact."
+            ) from exc
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self.down = True
             with suppress(psycopg.Error):  # other idle connections died with this one: drop them now, not one by one

@@ -13,7 +13,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from core.common.values import LogRecord
-from core.store import Entry, Logged, conversation_hash
+from core.store import ACK_WAIT, Entry, Logged
+from core.store.secret import keyed_hash
 from core.store.sql import Dialect, Sql
 
 # The columns `record` fills, in its order.
@@ -49,13 +50,18 @@ class SQLRunLog:
     """The run log and the bots' shared state in one SQL database; an engine supplies the connection."""
 
     dialect: Dialect
+    secret: bytes  # the installation's id key (core.store.secret), set by the engine when it opens
 
     def __init__(self) -> None:
         self._next_sweep = 0.0
 
+    def hashed(self, key: str) -> str:
+        return keyed_hash(self.secret, key)
+
     # --- what an engine supplies ------------------------------------------------------------------
 
-    def _read(self) -> AbstractContextManager[Sql]:
+    def _read(self, wait: float | None = None) -> AbstractContextManager[Sql]:
+        """A read; `wait` as for `_write`."""
         raise NotImplementedError
 
     def _write(self, wait: float | None = None) -> AbstractContextManager[Sql]:
@@ -73,7 +79,7 @@ class SQLRunLog:
             entry.id,
             now(),
             surface,
-            conversation_hash(conversation) if conversation else None,
+            self.hashed(conversation) if conversation else None,
             entry.question,
             entry.standalone_question or entry.question,
             entry.kind,
@@ -99,7 +105,7 @@ class SQLRunLog:
                 return False
             db.execute(
                 "INSERT INTO feedback VALUES (?, ?, ?, ?, ?)",
-                (answer_id, now(), surface, value, conversation_hash(who) if who else None),
+                (answer_id, now(), surface, value, self.hashed(who) if who else None),
             )
         return True
 
@@ -108,7 +114,7 @@ class SQLRunLog:
             rows = db.all(
                 f"SELECT {_RECORD_COLUMNS} FROM entries WHERE conversation = ? "
                 f"ORDER BY at DESC, {self.dialect.inserted} DESC LIMIT ?",
-                (conversation_hash(conversation), limit),
+                (self.hashed(conversation), limit),
             )
         return [_record_from(r) for r in reversed(rows)]
 
@@ -169,12 +175,11 @@ class SQLRunLog:
         db.execute("DELETE FROM rate_slots WHERE at < ?", (now - 86_400,))
         db.execute("DELETE FROM links WHERE at < ?", (now - 30 * 86_400,))
 
-    # Slack wants an event acknowledged within 3 s, and whether it was seen is asked before the acknowledgement.
-    ACK_WAIT = 2.0
+    ACK_WAIT = ACK_WAIT  # first_time is asked before Slack's acknowledgement
 
     def first_time(self, key: str, ttl: float = 3600.0) -> bool:
         now = time.time()
-        key = conversation_hash(key)
+        key = self.hashed(key)
         with self._write(self.ACK_WAIT) as db:  # fail in time for Slack's redelivery, never after it
             self._sweep(db, now)
             db.execute("DELETE FROM seen_events WHERE key = ? AND at < ?", (key, now - ttl))
@@ -187,17 +192,17 @@ class SQLRunLog:
             db.execute(
                 "INSERT INTO links VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
                 "SET conversation = excluded.conversation, at = excluded.at",
-                (conversation_hash(key), conversation, time.time()),
+                (self.hashed(key), conversation, time.time()),
             )
 
-    def linked(self, key: str) -> str | None:
-        with self._read() as db:
-            found = db.value("SELECT conversation FROM links WHERE key = ?", (conversation_hash(key),))
+    def linked(self, key: str, wait: float | None = None) -> str | None:
+        with self._read(wait) as db:
+            found = db.value("SELECT conversation FROM links WHERE key = ?", (self.hashed(key),))
         return None if found is None else str(found)
 
     def take_slot(self, key: str, limit: int, window: float = 60.0) -> float:
         now = time.time()
-        key = conversation_hash(key)
+        key = self.hashed(key)
         with self._serialized(key) as db:  # count and insert as one step, whichever process races us
             self._sweep(db, now)
             count, oldest = db.execute(

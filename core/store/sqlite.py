@@ -18,16 +18,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.common.errors import IndexCorrupt, IndexFileError, RunLogError
+from core.common.errors import DiskFull, IndexCorrupt, IndexFileError, RunLogError
 from core.common.values import LogRecord
 from core.store import INDEX_FILE, RUNLOG_FILE
 from core.store.corpus import Corpus
 from core.store.index import SQLIndex
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
 from core.store.runlog import SQLRunLog
+from core.store.secret import folder_secret
 from core.store.sql import Sql, SQLiteDialect
 from core.store.sqlite_corpus import FragmentReader, load_corpus
-from core.store.sqlite_files import damage, identity, is_damage, set_aside
+from core.store.sqlite_files import damage, full_disk, identity, is_damage, is_full, set_aside
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +57,14 @@ class SQLiteIndex(SQLIndex):
             if found:
                 raise sqlite3.DatabaseError(found)
         except sqlite3.DatabaseError as exc:
-            if not is_damage(exc):  # busy, locked, a full disk: not a reason to set a live file aside
+            if is_full(exc):
+                raise full_disk(f"The index file {path}") from exc
+            if not is_damage(exc):  # busy, locked: not a reason to set a live file aside
                 raise IndexFileError(f"The index file {path} can't be opened ({exc}).") from exc
             raise IndexCorrupt(f"The index file {path} is damaged ({exc}).") from exc
         except OSError as exc:
+            if is_full(exc):
+                raise full_disk(f"The index file {path}") from exc
             raise IndexFileError(f"The index file {path} can't be opened ({exc.strerror}).") from exc
         self._lock = threading.RLock()
         self._identity = identity(path)
@@ -82,8 +87,13 @@ class SQLiteIndex(SQLIndex):
 
     @contextmanager
     def _write(self) -> Iterator[Sql]:
-        with self._lock, self.db:
-            yield Sql(self.db, self.dialect)
+        try:
+            with self._lock, self.db:
+                yield Sql(self.db, self.dialect)
+        except sqlite3.Error as exc:
+            if is_full(exc):
+                raise full_disk(f"The index file {self.path}") from exc
+            raise
 
     def _set_dimension(self, db: Sql, dim: int) -> None:
         self._set_meta(db, "dimension", str(dim))
@@ -205,14 +215,18 @@ class SQLiteLog(SQLRunLog):
             with one_process_at_a_time(self.path):
                 self.db.execute("PRAGMA journal_mode = WAL")
                 migrate(self.db, RUNLOG_MIGRATIONS, self.dialect)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if is_full(exc):  # the file is fine: moving it aside would only lose the log
+                raise full_disk(f"The run log {self.path}") from exc
+            if isinstance(exc, OSError):
+                raise RunLogError(f"The run log {self.path} can't be opened ({exc.strerror}).") from exc
             raise RunLogError(
                 f"The run log {self.path} can't be opened ({exc}); it is left untouched — "
                 "move it aside to start a new one."
             ) from exc
-        except OSError as exc:
-            raise RunLogError(f"The run log {self.path} can't be opened ({exc.strerror}).") from exc
         self._identity = identity(self.path)
+        # Read (or made) once: a data folder deleted under a running bot gets the key in use back, not a new one.
+        self.secret = folder_secret(self.path.parent, getattr(self, "secret", None))
 
     def _same_file(self) -> None:
         """Under the lock, before each use: reopen when the file was deleted or replaced under us.
@@ -235,7 +249,7 @@ class SQLiteLog(SQLRunLog):
             self._open()  # another process on the same folder may have been creating it at the same moment
 
     @contextmanager
-    def _read(self) -> Iterator[Sql]:
+    def _read(self, wait: float | None = None) -> Iterator[Sql]:
         with self._lock:
             self._same_file()
             yield Sql(self.db, self.dialect)
@@ -243,7 +257,7 @@ class SQLiteLog(SQLRunLog):
     @contextmanager
     def _write(self, wait: float | None = None) -> Iterator[Sql]:
         """The lock, the right file, one transaction."""
-        with self._lock:
+        with self._lock, self._full_disk_said():
             self._same_file()
             with self.db:
                 yield Sql(self.db, self.dialect)
@@ -251,15 +265,26 @@ class SQLiteLog(SQLRunLog):
     @contextmanager
     def _serialized(self, key: str) -> Iterator[Sql]:
         """SQLite's write lock, taken at the start: no other process counts between our count and insert."""
-        with self._lock:
+        with self._lock, self._full_disk_said():
             self._same_file()
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 yield Sql(self.db, self.dialect)
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
                 raise
+
+    @contextmanager
+    def _full_disk_said(self) -> Iterator[None]:
+        """A write that fails for want of space is a `DiskFull` sentence, not sqlite3's error."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if is_full(exc):
+                raise full_disk(f"The run log {self.path}") from exc
+            raise
 
     def record(self, entry: LogRecord, surface: str, conversation: str | None) -> None:
         try:
@@ -279,7 +304,7 @@ class SQLiteStore:
         self.index = SQLiteIndex.open_or_rebuild(data_dir / INDEX_FILE)
         try:
             log_ = SQLiteLog(data_dir / RUNLOG_FILE)
-        except RunLogError:
+        except (RunLogError, DiskFull):
             self.index.close()
             raise
         self.runlog = log_

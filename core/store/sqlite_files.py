@@ -6,11 +6,14 @@ process's POSIX locks on it, and another process could then checkpoint and delet
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import sqlite3
 import time
 from pathlib import Path
+
+from core.common.errors import DiskFull
 
 
 def identity(path: Path) -> tuple[int, int] | None:
@@ -65,6 +68,20 @@ def damage(path: Path) -> str | None:
     if pages * page_size > size and not (wal.exists() and wal.stat().st_size):
         return f"is shorter than its own pages ({size:,} of {pages * page_size:,} bytes: truncated)"
     return None
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether an error says the disk (or the user's quota) is full: the file is fine, the space is not."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc).lower()
+
+
+def full_disk(what: str) -> DiskFull:
+    """The one sentence for `what` (e.g. "The run log var/runlog.sqlite3") on a full disk."""
+    return DiskFull(f"{what} can't be written: the disk is full. Free some space; what it holds is intact.")
 
 
 def is_damage(exc: sqlite3.DatabaseError) -> bool:

@@ -35,6 +35,13 @@ class Embedder(Protocol):
         ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Questions as vectors. A model trained to read questions apart from documents (e5's "query: ") has its
+    own `embed_queries`; any other embedder, the Protocol's one method included, embeds both alike."""
+    own = getattr(embedder, "embed_queries", None)
+    return own(texts) if callable(own) else embedder.embed(texts)
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -168,6 +175,10 @@ class CachedEmbedder:
         # Vectors computed at index time ({text: vector} for the texts it holds), consulted before the model.
         self.stored = stored
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        # A model that reads questions apart keeps their vectors apart: the same text is another vector there.
+        self._queries: OrderedDict[str, np.ndarray] | None = (
+            OrderedDict() if callable(getattr(inner, "embed_queries", None)) else None
+        )
         self._lock = threading.Lock()  # the bots answer from several threads at once
 
     @property
@@ -175,26 +186,41 @@ class CachedEmbedder:
         return self.inner.id
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached(texts, self._vectors, self.inner.embed, self.stored)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if self._queries is None:
+            return self.embed(texts)
+        # Not `stored`: what the index holds was embedded as documents' text.
+        return self._cached(texts, self._queries, lambda t: embed_queries(self.inner, t), None)
+
+    def _cached(
+        self,
+        texts: Sequence[str],
+        cache: OrderedDict[str, np.ndarray],
+        compute: Callable[[Sequence[str]], np.ndarray],
+        stored: Callable[[list[str]], dict[str, np.ndarray]] | None,
+    ) -> np.ndarray:
         with self._lock:
-            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+            known = {t: cache[t] for t in texts if t in cache}
             for text in known:
-                self._vectors.move_to_end(text)
+                cache.move_to_end(text)
         missing = [t for t in dict.fromkeys(texts) if t not in known]
-        if missing and self.stored is not None:
-            found = self.stored(missing)
+        if missing and stored is not None:
+            found = stored(missing)
             known.update(found)
             with self._lock:
-                self._vectors.update(found)
+                cache.update(found)
             missing = [t for t in missing if t not in found]
         if missing:
-            fresh = dict(zip(missing, self.inner.embed(missing), strict=True))
+            fresh = dict(zip(missing, compute(missing), strict=True))
             known.update(fresh)
             with self._lock:
-                self._vectors.update(fresh)
-                while len(self._vectors) > self.size:
-                    self._vectors.popitem(last=False)
+                cache.update(fresh)
+                while len(cache) > self.size:
+                    cache.popitem(last=False)
         if not texts:
-            return self.inner.embed([])
+            return compute([])
         return np.stack([known[t] for t in texts])
 
 
@@ -206,9 +232,13 @@ def _file_sha(path: Path) -> str:
 
 
 def make_embedder(settings: Settings):  # -> Embedder
-    """The embedder the settings ask for."""
+    """The embedder the settings ask for; the multilingual one is imported only when asked for (an extra)."""
     from core.vectors.embeddings import LocalEmbedder, RemoteEmbedder
 
     if settings.embedder == "remote":
         return RemoteEmbedder(settings.embedding_base_url, settings.embedding_model, settings.embedding_api_key or None)
+    if settings.embedder == "multilingual":
+        from core.vectors.multilingual import MultilingualEmbedder
+
+        return MultilingualEmbedder()
     return LocalEmbedder()

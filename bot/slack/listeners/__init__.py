@@ -18,8 +18,8 @@ from slack_bolt.request import BoltRequest
 
 from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import EVENT_LEASE_SECONDS, Deps, answered_key
-from bot.slack.listeners.messages import question_text, tell_unavailable
-from core import StoreUnavailable
+from bot.slack.listeners.messages import question_text, said_about, tell
+from core import ACK_WAIT, StoreUnavailable, VerbatimError
 
 __all__ = ["Deps", "question_text", "register"]
 
@@ -33,17 +33,29 @@ class _Inject(Middleware):
         self.deps = deps
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]) -> BoltResponse:
+        # Counted until its listeners are on the executor, which counts them on: a shutdown waits for both.
+        self.deps.in_flight.enter()
+        try:
+            return self._process(req, next)
+        finally:
+            self.deps.in_flight.leave()
+
+    def _process(self, req: BoltRequest, next: Callable[[], BoltResponse]) -> BoltResponse:
         req.context["deps"] = self.deps
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if not event_id:
             return next()
+        if self.deps.in_flight.closed:
+            # Shutting down: not acknowledged, so Slack sends it again, to another replica or to this one restarted.
+            log.info("event %s left for Slack to deliver again: shutting down", event_id)
+            return BoltResponse(status=503, body="")
         state = self.deps.pipeline.store.state
         try:
             # Slack redelivers events it thinks timed out; the store remembers ids for every process on it.
             # An event is answered once: it is skipped when answered, and while another process holds its
             # lease; a process that died holding it lets it go when the lease runs out, and a later
             # delivery is answered instead of lost.
-            first = state.linked(answered_key(event_id)) is None and state.first_time(
+            first = state.linked(answered_key(event_id), wait=ACK_WAIT) is None and state.first_time(
                 f"slack-event:{event_id}", ttl=EVENT_LEASE_SECONDS
             )
         except StoreUnavailable as exc:
@@ -52,8 +64,17 @@ class _Inject(Middleware):
             # the wait once: on Slack's first delivery, which one replica gets.
             log.warning("event %s left for Slack to deliver again: %s", event_id, exc)
             if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
-                tell_unavailable(req.context.client, req.body["event"], req.context)
+                event = req.body["event"]
+                tell(req.context.client, event, req.context, f"⏳ {said_about(event)('error.unavailable_retrying')}")
             return BoltResponse(status=503, body="")
+        except VerbatimError as exc:
+            # The store answers but can't be written (a full disk): every delivery would fail the same way,
+            # and a 500 only makes Slack send it again. The asker is told once, and the event acknowledged.
+            log.error("event %s can't be answered: %s", event_id, exc)
+            if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
+                event = req.body["event"]
+                tell(req.context.client, event, req.context, f"⚠️ {said_about(event)('error.apology')}")
+            return BoltResponse(status=200, body="")
         if not first:
             log.info("skipping redelivered event %s", event_id)
             return BoltResponse(status=200, body="")

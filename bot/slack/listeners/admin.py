@@ -33,7 +33,7 @@ def ack_admin(ack: Ack, command: dict[str, Any], deps: Deps) -> None:
         log.warning(
             "/verbatim %s refused: user %s is not in SLACK_ADMIN_USERS",
             sub or "(none)",
-            user_hash(command.get("user_id", "")),
+            user_hash(deps.pipeline, command.get("user_id", "")),
         )
         ack(text=reports.NOT_ALLOWED)
     elif sub not in SUBCOMMANDS:

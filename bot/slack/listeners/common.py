@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_sdk import WebClient
@@ -14,7 +14,8 @@ from bot import presenter
 from bot.asking import Asker, Notice, Reply, failure
 from bot.slack import render
 from bot.slack.config import SlackSettings
-from core import SCOPES, Pipeline, StoreUnavailable
+from bot.slack.drain import InFlight
+from core import SCOPES, Pipeline, VerbatimError
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ class Deps:
     settings: SlackSettings
     voice: presenter.Voice
     asker: Asker
+    in_flight: InFlight = field(default_factory=InFlight)  # what a shutdown waits for (bot/slack/drain.py)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Deps:
         return self
@@ -56,19 +58,26 @@ def answer_with(
     conversation: str | None,
     say: Callable[[str], None],
     post: Callable[[Reply], None],
+    undo: Callable[[], None] | None = None,
 ) -> None:
     """Answer `question` asked in `channel`: `post` the answer, or `say` the sentence in its place.
 
     Posting can fail too (blocks Slack refuses, a channel just archived): that is one more sentence.
+    A shutdown that can't wait for the answer says its own sentence instead and calls `undo`.
     """
+    ticket = deps.in_flight.begin(say, undo)
     try:
         outcome = deps.asker.reply(question, deps.scope_for(channel), conversation)
+        if not deps.in_flight.claim(ticket):
+            return  # the shutdown told the asker instead
         if isinstance(outcome, Notice):
             say(outcome.line)
         else:
             post(outcome)
     except Exception as exc:
         say(failure(exc, "posting a Slack answer").line)
+    finally:
+        deps.in_flight.end(ticket)
 
 
 def react(client: WebClient, name: str, channel: str, ts: str, add: bool) -> None:
@@ -96,5 +105,5 @@ def mark_answered(deps: Deps, context: dict[str, Any]) -> None:
         return
     try:
         deps.pipeline.store.state.link(answered_key(event_id), "answered")
-    except StoreUnavailable as exc:
+    except VerbatimError as exc:  # the database down, a full disk: the lease still keeps it from a second answer
         log.warning("could not mark event %s answered: %s", event_id, exc)

@@ -36,8 +36,14 @@ def ignorable(event: dict[str, Any], context: dict[str, Any]) -> bool:
 
 
 def answer_in_thread(
-    deps: Deps, client: WebClient, event: dict[str, Any], thread_ts: str | None, conversation: str
+    deps: Deps,
+    client: WebClient,
+    event: dict[str, Any],
+    thread_ts: str | None,
+    conversation: str,
+    context: dict[str, Any],
 ) -> None:
+    """Answer the event in its thread under a ⏳, and mark it answered, whatever happens."""
     channel, ts = event["channel"], event["ts"]
 
     def say(text: str) -> None:
@@ -46,17 +52,24 @@ def answer_in_thread(
     def post(answered: Reply) -> None:
         reply(client, channel, thread_ts, render.messages(answered.shown))
 
-    text = question_text(event.get("text", ""))
-    if not text:
-        return say(render.escape(deps.voice.mention_hint()))
-    question = deps.asker.admit(text)
-    if isinstance(question, Notice):
-        return say(question.line)
-    react(client, WORKING, channel, ts, add=True)
-    try:
-        answer_with(deps, question, channel, conversation, say, post)
-    finally:
+    def undo() -> None:  # when a shutdown gives the answer up: no ⏳ left behind, and no second answer later
         react(client, WORKING, channel, ts, add=False)
+        mark_answered(deps, context)
+
+    try:
+        text = question_text(event.get("text", ""))
+        if not text:
+            return say(render.escape(deps.voice.mention_hint()))
+        question = deps.asker.admit(text)
+        if isinstance(question, Notice):
+            return say(question.line)
+        react(client, WORKING, channel, ts, add=True)
+        try:
+            answer_with(deps, question, channel, conversation, say, post, undo)
+        finally:
+            react(client, WORKING, channel, ts, add=False)
+    finally:
+        mark_answered(deps, context)
 
 
 def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -70,22 +83,21 @@ def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str,
     return None
 
 
-def _said(event: dict[str, Any]) -> Catalogue:
-    """The catalogue for a notice about this event's text (the store is down: no document can tell)."""
+def said_about(event: dict[str, Any]) -> Catalogue:
+    """The catalogue for a notice about this event's text (the store may be down: no document can tell)."""
     return speaking(detect_language(str(event.get("text") or "")))
 
 
-def tell_unavailable(client: WebClient, event: dict[str, Any], context: dict[str, Any]) -> None:
-    """Tell the asker, where the answer would go, that it waits for the database (Slack sends the event again)."""
+def tell(client: WebClient, event: dict[str, Any], context: dict[str, Any], text: str) -> None:
+    """Say `text` where the answer to `event` would go (that the database is down, say, when Slack sends the
+    event again); nothing for an event that asks nothing."""
     place = question_place(event, context)
     if place is None:
         return
     try:
-        client.chat_postMessage(
-            channel=place[0], thread_ts=place[1], text=f"⏳ {_said(event)('error.unavailable_retrying')}"
-        )
+        client.chat_postMessage(channel=place[0], thread_ts=place[1], text=text)
     except SlackApiError as exc:
-        log.warning("could not say that the database is down: %s", exc.response.get("error"))
+        log.warning("could not tell the asker why the event is not answered: %s", exc.response.get("error"))
 
 
 def just_ack(ack: Ack) -> None:
@@ -98,10 +110,7 @@ def on_mention(client: WebClient, event: dict[str, Any], context: dict[str, Any]
         return
     thread_ts = event.get("thread_ts") or event["ts"]
     conversation = f"slack:{context.get('team_id')}:{event['channel']}:{thread_ts}"
-    try:
-        answer_in_thread(deps, client, event, thread_ts, conversation)
-    finally:
-        mark_answered(deps, context)
+    answer_in_thread(deps, client, event, thread_ts, conversation, context)
 
 
 def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[str, Any], deps: Deps) -> None:
@@ -110,10 +119,7 @@ def on_direct_message(client: WebClient, event: dict[str, Any], context: dict[st
         return
     thread_ts = event.get("thread_ts")
     conversation = f"slack:{context.get('team_id')}:{event['channel']}" + (f":{thread_ts}" if thread_ts else "")
-    try:
-        answer_in_thread(deps, client, event, thread_ts, conversation)
-    finally:
-        mark_answered(deps, context)
+    answer_in_thread(deps, client, event, thread_ts, conversation, context)
 
 
 def register(app: App, deps: Deps) -> None:

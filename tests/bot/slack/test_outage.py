@@ -7,11 +7,12 @@ Two replicas (two Bolt apps, each with its own pipeline and pool) on one databas
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
 from bot import presenter
-from core import KnowledgeBase, Pipeline, Settings
+from core import ACK_WAIT, KnowledgeBase, Pipeline, Settings
 from tests.bot.slack.conftest import dispatch, drain, event_body, mention
 from tests.fakes import FakeEmbedder
 
@@ -96,3 +97,29 @@ def test_an_answer_the_outage_interrupts_is_one_sentence_and_the_question_asked_
     drain(app)
     assert len(fake_slack.calls("chat.postMessage")) == 2
     assert [e.question for e in pipeline.runlog.tail(10)] == ["How much are oak fronts per m2?"]
+
+
+def test_every_store_call_before_the_acknowledgement_waits_at_most_ack_wait(
+    database_url, tmp_path, write_kb, make_app, fake_slack, monkeypatch
+):
+    # Slack wants the acknowledgement within 3 s: a pool that has no connection free must fail the
+    # middleware's calls in time (ACK_WAIT), not after the pool's own 10 s.
+    kb = write_kb({"prices.md": PRICES})
+    settings = Settings(knowledge_dir=kb, data_dir=tmp_path / "unused", database_url=database_url, resync_seconds=0)
+    pipeline = Pipeline(settings, KnowledgeBase(settings, FakeEmbedder()))
+    pipeline.knowledge.sync()
+    app = make_app(the_pipeline=pipeline)
+    database = pipeline.store.database  # type: ignore[attr-defined]
+    use, waits = database.use, []
+
+    def recording(wait=None):
+        waits.append((threading.current_thread() is threading.main_thread(), wait))
+        return use(wait)
+
+    monkeypatch.setattr(database, "use", recording)
+    assert dispatch(app, event_body(mention("How much are oak fronts?"))).status == 200
+    fake_slack.wait_for("chat.postMessage")
+    drain(app)
+    before_ack = [wait for on_main, wait in waits if on_main]  # the middleware runs on the dispatching thread
+    assert len(before_ack) == 2 and all(wait == ACK_WAIT for wait in before_ack), waits
+    pipeline.close()

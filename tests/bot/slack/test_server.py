@@ -54,6 +54,36 @@ def test_a_malformed_body_is_a_400_without_a_traceback(events_url, caplog, body,
     assert len(rejections(caplog)) == 1
 
 
+FORM = "application/x-www-form-urlencoded"
+ILL_SHAPED = {
+    "event is a string": ('{"type": "event_callback", "event_id": "Ev1", "event": "x"}', "application/json"),
+    "event is a list": ('{"type": "event_callback", "event_id": "Ev2", "event": []}', "application/json"),
+    "event_id is a list": ('{"type": "event_callback", "event_id": ["x"], "event": {"type": "x"}}', "application/json"),
+    "mention without ts": (
+        '{"type": "event_callback", "event_id": "Ev3", "event": {"type": "app_mention", "user": "U1", "text": "hi"}}',
+        "application/json",
+    ),
+    "mention text a number": (
+        '{"type": "event_callback", "event_id": "Ev4", "event": '
+        '{"type": "app_mention", "user": "U1", "text": 5, "channel": "C1", "ts": "1.2"}}',
+        "application/json",
+    ),
+    "actions a string": (form(payload='{"type": "block_actions", "actions": "x"}'), FORM),
+    "command without channel": (form(command="/ask", text="hi"), FORM),
+}
+
+
+@pytest.mark.parametrize("shape", ILL_SHAPED)
+def test_a_signed_but_ill_shaped_payload_is_a_400_without_a_traceback(events_url, fake_slack, caplog, shape):
+    body, content_type = ILL_SHAPED[shape]
+    with caplog.at_level(logging.DEBUG):
+        response = httpx.post(events_url, content=body, headers=signed_headers(body, content_type))
+    assert response.status_code == 400 and "not a Slack payload" in response.json()["error"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(rejections(caplog)) == 1
+    assert fake_slack.calls("chat.postMessage") == fake_slack.calls("chat.postEphemeral") == []
+
+
 @pytest.mark.parametrize("timestamp", ["soon", "", "1e9", "-5"])
 def test_a_non_numeric_timestamp_is_a_401_without_a_traceback(events_url, caplog, timestamp):
     body = event_body(mention("how much is a walnut worktop?"))

@@ -7,7 +7,7 @@ import pytest
 
 from bot.presenter import reports
 from bot.telegram.config import telegram_settings
-from core import ConfigError, conversation_hash
+from core import ConfigError
 from core.retrieval.knowledge import SCOPES
 from tests.bot.telegram.conftest import TOKEN, group_message, polling, private_message, start, stop
 
@@ -36,13 +36,15 @@ def test_everyone_else_gets_one_line_and_the_attempt_is_logged(make_application,
     assert refused and " 7 " not in refused[0]
 
 
-def test_a_refused_user_is_logged_under_the_hash_their_feedback_is_kept_under(make_application, bot_api, caplog):
-    # The run log keeps a 👍 / 👎 from Telegram user 7 under conversation_hash("7") (who=str(user id)): the
+def test_a_refused_user_is_logged_under_the_hash_their_feedback_is_kept_under(
+    make_application, bot_api, caplog, pipeline
+):
+    # The run log keeps a 👍 / 👎 from Telegram user 7 under state.hashed("7") (who=str(user id)): the
     # operator can match the log line to that user's feedback only if both use the one key.
     with caplog.at_level(logging.WARNING):
         asyncio.run(replies(make_application, bot_api, [command("/verbatim status", 7)], 1))
     [refused] = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert conversation_hash("7") in refused
+    assert pipeline.store.state.hashed("7") in refused
 
 
 def test_status_for_an_admin(make_application, bot_api, pipeline):

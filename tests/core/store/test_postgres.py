@@ -337,6 +337,7 @@ def test_migrations_are_recorded_and_applied_once(database_url, tmp_path):
         "_m003_text_vectors",
         "_m004_entries_scope",
         "_m005_document_language",
+        "_m006_secrets",
     ]
 
 
@@ -460,3 +461,22 @@ def test_a_server_without_pgvector_is_told_how_to_get_it(database_url, tmp_path,
     with pytest.raises(ConfigError, match="pgvector") as refused:
         open_store(tmp_path, database_url, wait=0)
     assert "is running" not in str(refused.value) and "apt install" in str(refused.value)
+
+
+def test_a_database_server_whose_disk_is_full_is_disk_full_not_unavailable(database_url, monkeypatch):
+    # PostgreSQL reports a full disk as SQLSTATE 53100 (an OperationalError to psycopg): the server is up, so
+    # "can't be reached, tried again" would be wrong, and the pool must not be dropped for it.
+    import psycopg.errors
+
+    from core.common.errors import DiskFull
+
+    store = open_store("unused", database_url)
+    try:
+        database = store.database  # type: ignore[attr-defined]
+        with pytest.raises(DiskFull, match=r"can't be written: its disk is full"), database.use() as db:
+            db.execute("SELECT 1")
+            raise psycopg.errors.DiskFull("could not extend file: No space left on device")
+        assert not store.database.down  # type: ignore[attr-defined]
+        assert store.state.first_time("slack-event:EvAfter")  # the next use goes on as before
+    finally:
+        store.close()
