@@ -42,8 +42,5 @@ WORKDIR /app
 # The knowledge folder is mounted read-only at /app/knowledge. With VERBATIM_DATABASE_URL set the index and
 # run log live in PostgreSQL; without it, in SQLite in the data folder.
 ENV VERBATIM_KNOWLEDGE_DIR=/app/knowledge VERBATIM_DATA_DIR=/home/verbatim/var
-# As PID 1, Python ignores SIGTERM (no handler of its own), so `docker stop` would wait 10 s and kill it;
-# SIGINT stops either bot at once.
-STOPSIGNAL SIGINT
 ENTRYPOINT ["verbatim"]
 CMD ["serve", "slack"]
