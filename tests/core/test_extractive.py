@@ -62,3 +62,13 @@ def test_a_follow_up_with_no_topic_of_its_own_is_resolved_against_the_one_before
         ("what about walnut?", "How much is a solid oak worktop? what about walnut?"),
     ):
         assert extractive.answer(follow_up, PUBLIC, history).standalone_question == standalone
+
+
+def test_a_foreign_questions_words_match_a_sentences_by_their_first_five_letters():
+    from core.common.text import overlap_terms
+
+    german = overlap_terms("de")
+    assert german("Wie lange ist die Kündigungsfrist?") & german("Sie können mit drei Monaten kündigen.") == {"kündi"}
+    english = overlap_terms("en")
+    assert english("How long is the warranty?") == {"long", "warranty"}, "English words are matched whole"
+    assert overlap_terms(None) is english
