@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from slack_bolt import App
@@ -81,8 +82,10 @@ def serve(settings: SlackSettings, pipeline: Pipeline) -> None:
         pass
     log.info("Slack: stopping; finishing the answers under way (at most %g s)", settings.shutdown_grace)
     in_flight.closed = True  # an event that arrives from now on is refused, so Slack sends it again
-    stop()
-    given_up = in_flight.close(settings.shutdown_grace, f"⚠️ {speaking(main_language(pipeline))('error.restarting')}")
+    signalled = time.monotonic()
+    stop()  # Socket Mode's close takes about 3 s of the grace period: the platform's kill timer is already running
+    left = max(0.0, settings.shutdown_grace - (time.monotonic() - signalled))
+    given_up = in_flight.close(left, f"⚠️ {speaking(main_language(pipeline))('error.restarting')}")
     if given_up:
         log.warning("Slack: %d answer(s) could not finish in time; their askers were told", given_up)
         # The threads still waiting on those answers (a model server, say) would hold up the interpreter's exit.

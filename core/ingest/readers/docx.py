@@ -80,7 +80,7 @@ def _open(data: bytes) -> Any:
         raise DocumentError(f"not a readable Word (.docx) file ({type(exc).__name__}: {exc})") from exc
 
 
-def _check_zip(data: bytes) -> None:
+def _check_zip(data: bytes, kind: str = "a Word (.docx) file") -> None:
     """Inflate every member once, counting the bytes it really gives, whatever the zip's directory declares:
     a 3.6 MB file whose directory lies must fail here, not after the Word reader has taken gigabytes."""
     total = 0
@@ -93,7 +93,7 @@ def _check_zip(data: bytes) -> None:
                         if total > _MAX_UNCOMPRESSED:
                             raise DocumentError(f"unpacks to over the {_MAX_UNCOMPRESSED >> 20} MiB limit")
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, NotImplementedError) as exc:
-        raise DocumentError(f"not a Word (.docx) file that can be read (its zip archive is damaged: {exc})") from exc
+        raise DocumentError(f"not {kind} that can be read (its zip archive is damaged: {exc})") from exc
 
 
 def _heading_level(style: Any) -> int | None:

@@ -30,7 +30,7 @@ def read_xlsx(data: bytes) -> Parsed:
         import openpyxl
     except ImportError as exc:  # pragma: no cover - a dependency, but say so if it's missing
         raise DocumentError("Excel support is not installed (pip install openpyxl)") from exc
-    _check_zip(data)
+    _check_zip(data, "an Excel (.xlsx) file")
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises a wide range on a file that isn't a workbook

@@ -65,3 +65,8 @@ def test_a_csv_file_is_one_table_whatever_its_delimiter(text):
 def test_a_file_that_is_not_a_workbook_fails_with_its_reason():
     with pytest.raises(DocumentError, match=r"xlsx|zip"):
         parse_document("prices.xlsx", b"this is not a zip file")
+
+
+def test_a_damaged_workbook_is_named_a_workbook_not_a_word_file():
+    with pytest.raises(DocumentError, match=r"^not an Excel \(\.xlsx\) file that can be read"):
+        parse_document("prices.xlsx", b"PK\x03\x04 not really a zip")

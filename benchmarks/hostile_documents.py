@@ -1,0 +1,215 @@
+"""Hostile documents through the readers: per document, the outcome, the time and the peak memory.
+
+    .venv/bin/python benchmarks/hostile_documents.py [--limit 60] [--only NAME]
+
+Writes each hostile file into a temp folder and reads it in a process of its own, as `verbatim index`
+does before it embeds: `parse_document` (the reader for its suffix, under the reader's own limits)
+and `fragment_document`. A document may fail, with its reason; what must never happen is a
+traceback that is not a DocumentError, a time without bound or memory without bound. Each line
+prints the outcome, the seconds and the process's peak RSS (ru_maxrss from wait4, which counts the
+PDF reader's own worker process too). A process still running after --limit seconds is killed and
+reported as such.
+
+The files: deep nesting (HTML elements, unclosed <p>, Markdown lists and quotes), zip bombs whose
+directory tells the truth and whose directory lies (.docx, .xlsx), a PDF whose content stream
+inflates to 256 MiB, single lines of 9 MB (.md, .txt, .csv; under the 10 MB document limit), and
+random bytes renamed to every suffix there is a reader for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB = 1 << 20
+
+
+def _zip(members: dict[str, bytes | Callable[[zipfile.ZipFile, str], None]], lie: str = "") -> bytes:
+    """A zip of `members` (bytes, or a writer that streams one in); `lie`: the member whose sizes the local
+    header and the central directory understate (100 bytes), as a bomb that passes a declared-size check."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, content in members.items():
+            if callable(content):
+                content(archive, name)
+            else:
+                archive.writestr(name, content)
+    data = bytearray(buffer.getvalue())
+    if lie:
+        name = lie.encode()
+        central = data.find(b"PK\x01\x02")
+        while data[central + 46 : central + 46 + len(name)] != name:
+            central = data.find(b"PK\x01\x02", central + 4)
+        data[central + 24 : central + 28] = struct.pack("<I", 100)
+        local = struct.unpack("<I", data[central + 42 : central + 46])[0]
+        data[local + 22 : local + 26] = struct.pack("<I", 100)
+    return bytes(data)
+
+
+def _streamed(unit: bytes, mebibytes: int) -> Callable[[zipfile.ZipFile, str], None]:
+    def write(archive: zipfile.ZipFile, name: str) -> None:
+        chunk = unit * (MIB // len(unit))
+        with archive.open(name, "w", force_zip64=True) as member:
+            for _ in range(mebibytes):
+                member.write(chunk)
+
+    return write
+
+
+def _docx(document_xml: bytes | Callable[[zipfile.ZipFile, str], None], lie: str = "") -> bytes:
+    types = (
+        b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        b'<Default Extension="xml" ContentType="application/xml"/></Types>'
+    )
+    return _zip({"[Content_Types].xml": types, "word/document.xml": document_xml}, lie)
+
+
+def _xlsx(sheet_xml: bytes | Callable[[zipfile.ZipFile, str], None], lie: str = "") -> bytes:
+    return _zip({"[Content_Types].xml": b"<Types/>", "xl/worksheets/sheet1.xml": sheet_xml}, lie)
+
+
+def _pdf_bomb(mebibytes: int) -> bytes:
+    packer = zlib.compressobj(9)
+    chunk = b" " * MIB
+    stream = b"".join([*(packer.compress(chunk) for _ in range(mebibytes)), packer.flush()])
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def hostile_files(small: bool = False) -> dict[str, Callable[[], bytes]]:
+    """{file name: how to make it}; made one at a time, so a big one costs its memory only while written.
+
+    `small`: the same shapes a hundred times smaller or so, kept as the tests' fixtures."""
+    k = 100 if small else 1  # how much smaller
+    junk = random.Random(22).randbytes(5 * MIB // (k * 10 if small else 1))
+    words = " ".join(random.Random(7).choice(["oak", "walnut", "front", "price"]) for _ in range(1_800_000 // k))
+    line = 20_000 if small else 9_000_000
+    files: dict[str, Callable[[], bytes]] = {
+        "deep-divs.html": lambda: b"<title>Deep</title>" + b"<div>" * (200_000 // k) + b"text" + b"</div>" * 99,
+        "unclosed-paragraphs.html": lambda: b"<h1>Manual</h1>" + b"<p>Step." * (200_000 // k),
+        "deep-list.md": lambda: "\n".join("  " * i + f"- item {i}" for i in range(150 if small else 2_000)).encode(),
+        "deep-quote.md": lambda: b"# Quoted\n\n" + b">" * (100_000 // k) + b" the deepest quote\n",
+        "bomb-honest.docx": lambda: _docx(_streamed(b"<w:p/>", 1024 // k)),
+        "bomb-lying.docx": lambda: _docx(_streamed(b"<w:p/>", 1024 // k), lie="word/document.xml"),
+        "bomb-honest.xlsx": lambda: _xlsx(_streamed(b"<row/>", 1024 // k)),
+        "bomb-lying.xlsx": lambda: _xlsx(_streamed(b"<row/>", 1024 // k), lie="xl/worksheets/sheet1.xml"),
+        "bomb-stream.pdf": lambda: _pdf_bomb(256 // k or 1),
+        "one-line-no-spaces.md": lambda: b"# Line\n\n" + b"a" * line,
+        "one-line-words.md": lambda: b"# Line\n\n" + words.encode()[:line],
+        "one-line.txt": lambda: words.encode()[:line],
+        "one-cell.csv": lambda: b"Material,Note\nOak," + b"x" * line + b"\n",
+    }
+    for suffix in (".md", ".txt", ".html", ".pdf", ".docx", ".xlsx", ".csv"):
+        files[f"junk{suffix}"] = lambda: junk
+    return files
+
+
+def write_fixtures(folder: Path) -> None:
+    """The small versions, for tests/core/ingest/fixtures/hostile (see test_hostile_fixtures.py)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, make in hostile_files(small=True).items():
+        (folder / name).write_bytes(make())
+
+
+def read_one(path: Path, limit: int) -> None:
+    """In the child: read and fragment one file, print one JSON line with the outcome."""
+    sys.path.insert(0, str(ROOT))
+    from core.common.errors import DocumentError
+    from core.ingest.fragments import fragment_document
+    from core.ingest.readers import parse_document
+
+    signal.alarm(limit)
+    started = time.perf_counter()
+    try:
+        document = parse_document(path.name, path.read_bytes())
+        outcome = f"read: {len(fragment_document(document))} fragments"
+    except DocumentError as exc:
+        outcome = f"failed: {str(exc)[:90]}"
+    except BaseException as exc:  # the finding this benchmark looks for: not one document's failure
+        outcome = f"CRASH {type(exc).__name__}: {str(exc)[:80]}"
+    print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - started}))
+
+
+def measure(path: Path, limit: int) -> tuple[str, float, float]:
+    """(outcome, seconds, peak RSS in MiB) of reading `path` in a process of its own."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--child", str(path), "--limit", str(limit)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    started = time.perf_counter()
+    killed = False
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - started > limit + 10:
+            child.kill()
+            killed = True
+        time.sleep(0.05)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    output = child.stdout.read() if child.stdout else ""
+    peak = usage.ru_maxrss / 1024  # KiB on Linux
+    if killed:
+        return f"KILLED after {limit + 10} s", time.perf_counter() - started, peak
+    try:
+        line = json.loads(output.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return f"CRASH: exit {child.returncode}, no result", time.perf_counter() - started, peak
+    return line["outcome"], line["seconds"], peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=60, help="seconds a document may take (then SIGALRM)")
+    parser.add_argument("--only", help="one file name")
+    parser.add_argument("--write-fixtures", type=Path, metavar="DIR", help="write the small versions and stop")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return read_one(args.child, args.limit)
+    if args.write_fixtures:
+        return write_fixtures(args.write_fixtures)
+    files = hostile_files()
+    names = [args.only] if args.only else list(files)
+    print(f"{'document':<26} {'size':>9} {'seconds':>8} {'peak RSS':>9}  outcome")
+    with tempfile.TemporaryDirectory(prefix="verbatim-hostile-") as folder:
+        for name in names:
+            path = Path(folder) / name
+            path.write_bytes(files[name]())
+            outcome, seconds, peak = measure(path, args.limit)
+            size = path.stat().st_size
+            print(f"{name:<26} {size / MIB:>7.2f}MB {seconds:>8.2f} {peak:>7.0f}MB  {outcome}", flush=True)
+            path.unlink()
+
+
+if __name__ == "__main__":
+    main()
