@@ -16,7 +16,8 @@ from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.language import detect_document
 from core.common.values import Document
 from core.ingest.documents import AUDIENCES, Parsed, sha256_of
-from core.ingest.readers import docx, html, markdown, pdf, plain, spreadsheet
+from core.ingest.readers import markdown, pdf, plain, spreadsheet
+from core.ingest.readers.sandbox import isolated
 
 Reader = Callable[[bytes], Parsed]
 
@@ -24,11 +25,13 @@ READERS: dict[str, Reader] = {
     ".md": markdown.read,
     ".markdown": markdown.read,
     ".txt": plain.read,
-    ".docx": docx.read,
-    ".pdf": pdf.read,  # parsed in a child process with time and memory limits
-    ".html": html.read,
-    ".htm": html.read,
-    ".xlsx": spreadsheet.read_xlsx,
+    # Parsed in a child process with time and memory limits: PDFium is C; HTML can nest without end; Word and
+    # Excel files are zip archives read by lxml.
+    ".docx": isolated("docx", "read", "Word file"),
+    ".pdf": pdf.read,
+    ".html": isolated("html", "read", "HTML page"),
+    ".htm": isolated("html", "read", "HTML page"),
+    ".xlsx": isolated("spreadsheet", "read_xlsx", "Excel file"),
     ".csv": spreadsheet.read_csv,
 }
 

@@ -425,7 +425,7 @@ def _zip_with(member: bytes, declared: int | None = None) -> bytes:
     return bytes(data)
 
 
-def test_a_docx_that_inflates_past_the_limit_fails_by_the_bytes_it_really_gives(monkeypatch):
+def test_a_docx_that_inflates_past_the_limit_fails_by_the_bytes_it_really_gives(monkeypatch, in_process_readers):
     from core.ingest.readers import docx as docx_reader
 
     monkeypatch.setattr(docx_reader, "_MAX_UNCOMPRESSED", 1 << 20)

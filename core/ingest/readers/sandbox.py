@@ -1,0 +1,73 @@
+"""Readers of formats whose parsing can blow up run in a child process, under a time and memory limit.
+
+HTML (a page of 200,000 unclosed `<p>` is valid, and costs its parser memory in proportion), Word and
+Excel files (zip archives read by lxml, which is C) are parsed by `_reader_worker.py` in a child
+process, as PDFs are by theirs: a document that needs more than the limits, or crashes the parser,
+fails alone with a reason, and the process that holds the index and the bot never runs out of memory.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from core.common.errors import DocumentError
+from core.common.values import Section
+from core.ingest.documents import Parsed
+
+TIME_LIMIT = 60.0  # seconds of wall-clock time for one file
+MEMORY_LIMIT = 1024 << 20  # bytes of address space for the child (the demo's documents need under 100 MiB)
+WORKER = Path(__file__).with_name("_reader_worker.py")
+_SIGXCPU = getattr(signal, "SIGXCPU", 24)
+
+
+def isolated(module: str, function: str, kind: str) -> Callable[[bytes], Parsed]:
+    """The reader `core.ingest.readers.<module>.<function>`, run in a child process; `kind` names the format
+    in a failure ("the HTML reader stopped…")."""
+
+    def read(data: bytes) -> Parsed:
+        return run(module, function, kind, data)
+
+    return read
+
+
+def run(
+    module: str, function: str, kind: str, data: bytes, time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT
+) -> Parsed:
+    cpu_limit = int(time_limit) + 2  # a backstop in case the wall clock is not enforced (the parent stalls)
+    command = [sys.executable, "-I", str(WORKER), module, function, str(memory_limit), str(cpu_limit)]
+    too_long = f"reading the {kind} took longer than {time_limit:g} s (damaged or hostile file?)"
+    try:
+        done = subprocess.run(command, input=data, capture_output=True, timeout=time_limit, check=False)
+    except subprocess.TimeoutExpired:
+        raise DocumentError(too_long) from None  # subprocess.run killed the child first
+    except OSError as exc:
+        raise DocumentError(f"the {kind} reader could not be started ({exc.strerror})") from exc
+    if done.returncode == -_SIGXCPU:
+        raise DocumentError(too_long)
+    if done.returncode != 0:
+        raise DocumentError(_failure(kind, done.returncode, done.stderr, memory_limit))
+    try:
+        found = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise DocumentError(f"the {kind} reader returned nothing usable (damaged or hostile file?)") from None
+    if "error" in found:
+        raise DocumentError(str(found["error"]))
+    sections = tuple(Section(tuple(path), text, page) for path, text, page in found["sections"])
+    return Parsed(found["title"], {str(k): str(v) for k, v in found["meta"].items()}, sections)
+
+
+def _failure(kind: str, returncode: int, stderr: bytes, memory_limit: int) -> str:
+    last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+    limit = f"the {memory_limit >> 20} MiB memory limit"
+    if returncode < 0:
+        return f"the {kind} reader stopped on signal {-returncode} (damaged or hostile file, or more than {limit})"
+    if "MemoryError" in last:
+        return f"reading the {kind} needs more than {limit}"
+    if "RecursionError" in last:
+        return f"the {kind} is nested too deeply to read"
+    return f"the {kind} reader failed ({last[:200] or f'exit status {returncode}'})"
