@@ -18,7 +18,7 @@ from core.common.values import Fragment
 from core.retrieval.knowledge import KnowledgeBase
 from core.store import Logged
 from core.store.corpus import Corpus
-from core.vectors.clusters import SIMILARITY, cluster, medoid
+from core.vectors.clusters import SIMILARITY, cluster, medoid, same_topic
 from core.vectors.embeddings import Embedder, embed_queries
 
 log = logging.getLogger(__name__)
@@ -153,4 +153,5 @@ def recent_gaps(knowledge: KnowledgeBase, days: float = 7.0, now: float | None =
     """The biggest groups of refused questions of the last `days` days: `/verbatim gaps` and the digest."""
     until = time.time() if now is None else now
     entries = [e for e in knowledge.store.runlog.since(iso(until - days * DAY)) if e.at <= iso(until)]
-    return find_gaps(entries, knowledge.embedder, knowledge.store.index.load(), limit=limit)
+    similarity = same_topic(knowledge.settings.embedder)
+    return find_gaps(entries, knowledge.embedder, knowledge.store.index.load(), similarity, limit=limit)

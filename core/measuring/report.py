@@ -25,7 +25,7 @@ from core.measuring.register import read_register
 from core.retrieval.knowledge import KnowledgeBase
 from core.store import Logged
 from core.store.corpus import Corpus
-from core.vectors.clusters import SIMILARITY
+from core.vectors.clusters import SIMILARITY, same_topic
 
 log = logging.getLogger(__name__)
 
@@ -188,12 +188,13 @@ def build_report(
     days: float = 30.0,
     now: float | None = None,
     *,
-    similarity: float = SIMILARITY,
+    similarity: float | None = None,
     top: int = 10,
 ) -> Report:
     """The report of the last `days` days of the run log, over the documents indexed now (no sync)."""
     until = time.time() if now is None else now
     since = until - days * DAY
+    similarity = same_topic(knowledge.settings.embedder) if similarity is None else similarity
     entries = knowledge.store.runlog.since(iso(since))
     entries = [e for e in entries if e.at <= iso(until)]
     corpus = knowledge.store.index.load()

