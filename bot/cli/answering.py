@@ -94,10 +94,12 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
         _print_report(result, out)
         if kb.settings.embedder != settings.embedder:  # VERBATIM_EMBEDDER was unset: the documents chose
             print(
-                "embedding with multilingual (multilingual-e5-small): most documents are not in English; "
+                "embedding with multilingual (multilingual-e5-small), chosen for documents not in English; "
                 "VERBATIM_EMBEDDER=local keeps MiniLM",
                 file=out,
             )
+        elif advice := kb.embedder_advice():
+            print(advice, file=out)
     return kb, result
 
 
@@ -126,7 +128,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         retrieval.search_ms,
     )
     if not retrieval.hits:
-        print(f"No fragment scores above the similarity floor ({settings.min_similarity:.2f}).", file=out)
+        print(f"No fragment scores above the similarity floor ({kb.settings.min_similarity:.2f}).", file=out)
     for rank, hit in enumerate(retrieval.hits, start=1):
         print(f"{rank}. {hit.score:.3f}  {hit.fragment.caption}", file=out)
         for line in hit.fragment.text.splitlines():

@@ -161,8 +161,13 @@ class Pipeline:
         answerer: Answerer | None = None,
     ) -> None:
         self.knowledge = knowledge or KnowledgeBase(settings)
-        if knowledge is None:
-            settings = self.knowledge.settings  # with the embedder the documents settled, and its defaults
+        settled = self.knowledge.settings  # the embedder the documents settled, with its floor and threshold
+        settings = replace(
+            settings,
+            embedder=settled.embedder,
+            min_similarity=settled.min_similarity,
+            found_threshold=settled.found_threshold,
+        )
         self.settings = settings
         self.answerer = answerer or make_answerer(settings, self.knowledge.embedder)
 

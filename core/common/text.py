@@ -26,10 +26,10 @@ def split_sentences(text: str) -> list[str]:
 # A full stop that ends no sentence: an abbreviation ("z. B.", "ca.", "e.g.", "Mo.", "Dr."), a number's
 # label before its number ("Nr. 4", "p. 12"), or an ordinal in a date ("am 3. März", "bis 31. Dezember").
 _ABBREVIATION = re.compile(
-    r"\b(?:[a-z]|z\. ?B|d\. ?h|u\. ?a|z\. ?T|e\.g|i\.e|ca|bzw|ggf|inkl|zzgl|evtl|usw|etc|vgl|approx|incl"
+    r"\b(?:[zdui]|z\. ?B|d\. ?h|u\. ?a|z\. ?T|e\.g|i\.e|ca|bzw|ggf|inkl|zzgl|evtl|vgl|approx|incl"
     r"|Mo|Di|Mi|Do|Fr|Sa|So|Mr|Mrs|Ms|Dr|St|Str|Tel|Abs)\.$"
 )
-_NUMBER_LABEL = re.compile(r"\b(?:Nr|No|S|p|pp)\.$")
+_NUMBER_LABEL = re.compile(r"\b(?:Nr|No|S|s|p|pp)\.$")
 _ORDINAL = re.compile(r"\b\d{1,2}\.$")
 _MONTH = re.compile(
     r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember"
@@ -38,13 +38,20 @@ _MONTH = re.compile(
 
 
 def _cut(line: str) -> list[str]:
-    """`line` cut where a sentence ends: after . ! ? …, unless the full stop ends an abbreviation or an ordinal."""
+    """`line` cut where a sentence ends: after . ! ? …, unless the full stop ends an abbreviation or an ordinal.
+
+    Each check reads only the few characters before the full stop, so a long line costs linear time."""
     pieces, start = [], 0
     for end in _SENTENCE_END.finditer(line):
-        before, after = line[start : end.start()].rstrip("\"'”’)]"), line[end.end() :]
-        if _ABBREVIATION.search(before) or (_NUMBER_LABEL.search(before) and after[:1].isdigit()):
+        stop = end.start()
+        while stop > start and line[stop - 1] in "\"'”’)]":
+            stop -= 1
+        tail, after = max(start, stop - 12), end.end()
+        if _ABBREVIATION.search(line, tail, stop):
             continue
-        if _ORDINAL.search(before) and _MONTH.match(after):
+        if _NUMBER_LABEL.search(line, tail, stop) and line[after : after + 1].isdigit():
+            continue
+        if _ORDINAL.search(line, tail, stop) and _MONTH.match(line, after):
             continue
         pieces.append(line[start : end.start()])
         start = end.end()

@@ -310,7 +310,9 @@ def calibration_grid(
         kb = KnowledgeBase(replace(settings, data_dir=Path(tmp)))
         kb.sync()
         # With the judge on (the default), the second axis is its threshold; off, the similarity found-threshold.
-        answerer = ExtractiveAnswerer(kb.embedder, judge=judge_module.shared() if settings.judge else None)
+        answerer = ExtractiveAnswerer(
+            kb.embedder, kb.settings.found_threshold, judge_module.shared() if settings.judge else None
+        )
         # Lowering the floor only appends lower-scored hits, so one wide retrieval serves every floor.
         wide = [kb.retrieve(q.question, SCOPES[q.audience], floor=-1.0).hits for q in questions]
         for floor in floors:

@@ -6,7 +6,7 @@ own defaults: on the German and French gold sets it ranks the right fragment fir
 (before the floor 92.9 % against 71.4 %, 97.1 % against 77.1 %) and refuses near misses instead of
 quoting them (refused 92.6 % against 59.3 %, 87.5 % against 12.5 %). The language is the register's
 when documents are indexed, else a sample of the folder's documents, read before anything is embedded,
-so a first index is not embedded twice.
+so a first index is not embedded twice. Once built, an index keeps its embedder (replicas agree).
 """
 
 from __future__ import annotations
@@ -26,34 +26,60 @@ SAMPLE = 20  # documents read to tell the language of a folder nothing is indexe
 
 
 def settled(settings: Settings, store: Store) -> Settings:
-    """`settings`, with the multilingual embedder when the embedder is unset, most documents are not in English,
-    and the engine loads here; otherwise unchanged."""
+    """`settings`, with the embedder settled when VERBATIM_EMBEDDER is unset; otherwise unchanged.
+
+    An index that exists keeps the embedder it was built with: every replica on one store then agrees, and
+    nothing is embedded twice. Only a new index is settled by its documents: the multilingual embedder when
+    the documents not in English outnumber the English ones and its engine loads here, else MiniLM.
+    """
     if "embedder" in settings.chosen or settings.embedder != "local":
         return settings
-    language = main_language(settings, store)
-    if language in ("", "en"):
+    try:
+        built_with = store.index.embedder_id()
+    except VerbatimError:
+        built_with = None
+    if built_with is not None:
+        kept = built_with.startswith("multilingual:") and _loads()
+        return settings.with_multilingual() if kept else settings
+    counts = languages(settings, store)
+    foreign = sum(n for code, n in counts.items() if code != "en")
+    if foreign <= counts.get("en", 0) or not _loads():
         return settings
+    return settings.with_multilingual()
+
+
+def suggestion(settings: Settings, store: Store) -> str:
+    """A line for `verbatim index` when an index built with MiniLM holds mostly documents not in English."""
+    if "embedder" in settings.chosen or settings.embedder != "local":
+        return ""
+    counts = languages(settings, store)
+    foreign = sum(n for code, n in counts.items() if code != "en")
+    if foreign <= counts.get("en", 0) or not _loads():
+        return ""
+    return (
+        "most documents are not in English: VERBATIM_EMBEDDER=multilingual reads them better "
+        "(the index is embedded again once)"
+    )
+
+
+def _loads() -> bool:
     try:
         from core.vectors.multilingual import MultilingualEmbedder
 
         MultilingualEmbedder()
     except VerbatimError as exc:
-        log.info(
-            "documents in %s; the multilingual embedder is not available (%s), so MiniLM reads them", language, exc
-        )
-        return settings
-    return settings.with_multilingual()
+        log.info("the multilingual embedder is unavailable (%s): MiniLM reads the documents", exc)
+        return False
+    return True
 
 
-def main_language(settings: Settings, store: Store) -> str:
-    """The language most documents are in ("" when none can be told): the register's, else a sample's."""
+def languages(settings: Settings, store: Store) -> dict[str, int]:
+    """Documents per language (unknown ones left out): the register's, else a sample of the folder's."""
     try:
         counts = {code: n for code, n in store.index.languages().items() if code}
     except VerbatimError:
         counts = {}
-    if not counts:
-        counts = dict(_sampled(settings))
-    return max(counts, key=lambda code: (counts[code], code == "en")) if counts else ""
+    return counts or dict(_sampled(settings))
 
 
 def _sampled(settings: Settings) -> Counter[str]:
@@ -63,7 +89,7 @@ def _sampled(settings: Settings) -> Counter[str]:
     except VerbatimError:
         return found
     limit = settings.max_document_mb * 1024 * 1024
-    for path in files[:SAMPLE]:
+    for path in files[:: max(1, len(files) // SAMPLE)][:SAMPLE]:  # spread over the folder, not its first names
         try:
             if path.stat().st_size > limit:
                 continue

@@ -24,7 +24,7 @@ from core.common.errors import IndexChanged, IndexFileError, StoreUnavailable, V
 from core.common.settings import Settings
 from core.common.values import Hit, text_hash
 from core.ingest import Progress, SyncReport
-from core.retrieval.choosing import settled
+from core.retrieval.choosing import settled, suggestion
 from core.retrieval.indexer import Indexer, side_file
 from core.retrieval.search import Searcher
 from core.store import IndexStore, SearchingIndex, Store, open_store
@@ -286,6 +286,10 @@ class KnowledgeBase:
         ranking = index.searching()
         self.search: Search = self.loaded if ranking is None else DatabaseSearch(index, ranking)
         self.indexer = Indexer(settings, index, self._model, self.loaded, SCOPES.values())
+
+    def embedder_advice(self) -> str:
+        """A sentence when the documents would be read better by another embedder than the index was built with."""
+        return suggestion(self.settings, self.store)
 
     def _stored_vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Sentence vectors embedded at index time, for the texts the store holds (by model: a reset clears them)."""

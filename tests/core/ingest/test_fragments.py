@@ -117,9 +117,16 @@ def test_a_full_stop_after_an_abbreviation_or_a_dates_ordinal_ends_no_sentence()
         "Sprechzeiten: Mo. bis Fr. von 9 bis 12 Uhr.",
         "Sa. geschlossen.",
     ]
-    # English sentences that end in a letter or a number still end there.
+    # English sentences that end in a letter, a unit, a time or "etc." still end there.
     assert split_sentences("Zone A. The fee is 3. After that, see p. 4 of the terms.") == [
         "Zone A.",
         "The fee is 3.",
         "After that, see p. 4 of the terms.",
+    ]
+    assert split_sentences("We sell chairs, etc. Open till 5 p.m. Tomorrow we close. The pool is 25 m. Lanes.") == [
+        "We sell chairs, etc.",
+        "Open till 5 p.m.",
+        "Tomorrow we close.",
+        "The pool is 25 m.",
+        "Lanes.",
     ]
