@@ -16,6 +16,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.presenter.catalogue import ENGLISH, Catalogue, languages, speaking
 from bot.telegram.admin import Admin
 from bot.telegram.config import TelegramSettings, telegram_settings
 from bot.telegram.handlers import Handlers
@@ -46,11 +47,12 @@ def quiet_library_logs() -> None:
         updater.addFilter(_NoBodies())
 
 
-COMMANDS = [
-    BotCommand("ask", "Ask a question about our documents"),
-    BotCommand("help", "How to ask, and what the answers show"),
-    BotCommand("start", "What this bot does"),
-]
+def commands(said: Catalogue = ENGLISH) -> list[BotCommand]:
+    """The command menu, described in one catalogue's language."""
+    return [BotCommand(name, said(f"commands.{name}")) for name in ("ask", "help", "start")]
+
+
+COMMANDS = commands()
 
 
 def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Application:
@@ -73,6 +75,8 @@ def build_application(settings: TelegramSettings, pipeline: Pipeline) -> Applica
 
     async def post_init(application: Application) -> None:
         await application.bot.set_my_commands(COMMANDS)  # everyone's list: /verbatim is not in it
+        for code in languages()[1:]:  # users whose Telegram speaks a catalogue's language read it in theirs
+            await application.bot.set_my_commands(commands(speaking(code)), language_code=code)
         await admin.publish(application.bot, COMMANDS)
 
     quiet_library_logs()

@@ -48,7 +48,9 @@ def test_private_question_is_answered_as_a_reply_with_blockquote_and_caption(mak
     buttons = sent["reply_markup"]["inline_keyboard"][0]
     assert [b["text"] for b in buttons] == ["👍", "👎"] and buttons[0]["callback_data"].startswith("fb:up:")
     assert bot_api.calls("sendChatAction")[0].body["action"] == "typing"
-    assert bot_api.calls("setMyCommands"), "the command list is published at start-up"
+    menus = {c.body.get("language_code"): c.body["commands"] for c in bot_api.calls("setMyCommands")}
+    assert menus[None][0] == {"command": "ask", "description": "Ask a question about our documents"}
+    assert menus["de"][0]["description"] == "Eine Frage zu unseren Dokumenten stellen", "one menu per language"
 
 
 def test_refusal_is_a_distinct_style_without_quotes(make_application, bot_api):
