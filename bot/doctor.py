@@ -80,7 +80,10 @@ def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -
         return
     answerer = f"the LLM answerer ({settings.llm_model})" if settings.answerer == "llm" else "the extractive answerer"
     store = "PostgreSQL" if settings.database_url else f"SQLite in {settings.data_dir}"
-    found.parts.append(f"Answers: {answerer}, {settings.embedder} embeddings, {store}.")
+    embeddings = f"{settings.embedder} embeddings"
+    if "embedder" not in settings.chosen:  # unset: a new index is settled by its documents' language
+        embeddings = "local embeddings (multilingual for a new index of documents mostly not in English)"
+    found.parts.append(f"Answers: {answerer}, {embeddings}, {store}.")
     if not settings.knowledge_dir.is_dir():
         found.add(
             "VERBATIM_KNOWLEDGE_DIR",
