@@ -17,7 +17,8 @@ import sys
 from typing import Any
 
 
-def _limit(memory: int, cpu: int) -> None:
+def limit(memory: int, cpu: int) -> None:
+    """Cap this process's address space and CPU time (also used by `_reader_worker.py`)."""
     try:
         import resource
     except ImportError:  # Windows: only the parent's wall-clock limit applies
@@ -80,7 +81,7 @@ def extract(data: bytes) -> dict[str, object]:
 
 def main() -> int:
     memory, cpu = int(sys.argv[1]), int(sys.argv[2])
-    _limit(memory, cpu)
+    limit(memory, cpu)
     data = sys.stdin.buffer.read()
     try:
         result = extract(data)

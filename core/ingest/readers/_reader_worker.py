@@ -20,21 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _limit(memory: int, cpu: int) -> None:
-    try:
-        import resource
-    except ImportError:  # Windows: only the parent's wall-clock limit applies
-        return
-    if memory > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    if cpu > 0:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-
-
 def main() -> int:
     module, function, memory, cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    _limit(memory, cpu)
     sys.path.insert(0, str(ROOT))
+    from core.ingest.readers._pdf_worker import limit  # the PDF worker's own caps, before the reader is imported
+
+    limit(memory, cpu)
     from core.common.errors import DocumentError
 
     read = getattr(importlib.import_module(f"core.ingest.readers.{module}"), function)

@@ -10,12 +10,8 @@ page, so every fragment knows the page it is on (1-based, as printed on the capt
 from __future__ import annotations
 
 import itertools
-import json
 import re
-import signal
 import statistics
-import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +19,12 @@ from pathlib import Path
 from core.common.errors import DocumentError
 from core.common.values import Section
 from core.ingest.documents import Parsed
+from core.ingest.readers.sandbox import child
 
 TIME_LIMIT = 60.0  # seconds of wall-clock time for one file
 MEMORY_LIMIT = 1024 << 20  # bytes of address space for the child (a 20-page PDF needs under 64 MiB)
 WORKER = Path(__file__).with_name("_pdf_worker.py")
 
-_SIGXCPU = getattr(signal, "SIGXCPU", 24)
 _BULLET = re.compile(r"^[•▪◦‣∙●○■□–-]\s")
 _SPACE = re.compile(r"\s+")
 _LEFTOVER_TITLE = re.compile(r"^microsoft \w+ - |\.(docx?|pdf|odt|rtf|txt|xlsx?|pptx?|indd|pages)$", re.IGNORECASE)
@@ -69,27 +65,7 @@ def extract(data: bytes, time_limit: float | None = None, memory_limit: int | No
     """Run the child parser on `data`; raises DocumentError when it fails, crashes or runs out of time."""
     time_limit = TIME_LIMIT if time_limit is None else time_limit
     memory_limit = MEMORY_LIMIT if memory_limit is None else memory_limit
-    # The CPU limit is a backstop in case the wall clock is not enforced (the parent itself stalls).
-    cpu_limit = int(time_limit) + 2
-    command = [sys.executable, "-I", str(WORKER), str(memory_limit), str(cpu_limit)]
-    too_long = f"reading the PDF took longer than {time_limit:g} s (damaged or hostile file?)"
-    try:
-        done = subprocess.run(command, input=data, capture_output=True, timeout=time_limit, check=False)
-    except subprocess.TimeoutExpired:
-        # subprocess.run kills the child before raising, so nothing is left running.
-        raise DocumentError(too_long) from None
-    except OSError as exc:
-        raise DocumentError(f"the PDF reader could not be started ({exc.strerror})") from exc
-    if done.returncode == -_SIGXCPU:
-        raise DocumentError(too_long)
-    if done.returncode != 0:
-        raise DocumentError(_failure(done.returncode, done.stderr, memory_limit))
-    try:
-        found = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise DocumentError("the PDF reader returned nothing usable (damaged or hostile file?)") from None
-    if "error" in found:
-        raise DocumentError(str(found["error"]))
+    found = child([str(WORKER)], "PDF", data, time_limit, memory_limit)
     return Layout(
         title=found["title"],
         outline=tuple((int(level), str(title), page) for level, title, page in found["outline"]),
@@ -97,19 +73,6 @@ def extract(data: bytes, time_limit: float | None = None, memory_limit: int | No
             tuple(Line(str(t), float(s), float(x), float(y)) for t, s, x, y in page) for page in found["pages"]
         ),
     )
-
-
-def _failure(returncode: int, stderr: bytes, memory_limit: int) -> str:
-    last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
-    limit = f"the {memory_limit >> 20} MiB memory limit"
-    if returncode < 0:
-        # SIGSEGV or SIGABRT when PDFium gives up (often on running out of memory), SIGKILL from outside.
-        return f"the PDF reader stopped on signal {-returncode} (damaged or hostile file, or more than {limit})"
-    if "MemoryError" in last:
-        return f"reading the PDF needs more than {limit}"
-    if "ModuleNotFoundError" in last and "pypdfium2" in last:
-        return "PDF support is not installed (pip install pypdfium2)"
-    return f"the PDF reader failed ({last[:200] or f'exit status {returncode}'})"
 
 
 def _norm(text: str) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.common.errors import DocumentError
 from core.common.values import Section
@@ -44,8 +46,17 @@ def isolated(module: str, function: str, kind: str) -> Callable[[bytes], Parsed]
 def run(
     module: str, function: str, kind: str, data: bytes, time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT
 ) -> Parsed:
+    found = child([str(WORKER), module, function], kind, data, time_limit, memory_limit)
+    sections = tuple(Section(tuple(path), text, page) for path, text, page in found["sections"])
+    return Parsed(found["title"], {str(k): str(v) for k, v in found["meta"].items()}, sections)
+
+
+def child(worker: list[str], kind: str, data: bytes, time_limit: float, memory_limit: int) -> dict[str, Any]:
+    """Run `python -I WORKER… MEMORY CPU` on `data` and return the JSON it prints; DocumentError with the reason
+    when it fails, crashes, runs out of memory or time, or reports `{"error": reason}`. Shared by every reader
+    that parses in a child process (PDF's worker and `_reader_worker.py`)."""
     cpu_limit = int(time_limit) + 2  # a backstop in case the wall clock is not enforced (the parent stalls)
-    command = [sys.executable, "-I", str(WORKER), module, function, str(memory_limit), str(cpu_limit)]
+    command = [sys.executable, "-I", *worker, str(memory_limit), str(cpu_limit)]
     too_long = f"reading the {kind} took longer than {time_limit:g} s (damaged or hostile file?)"
     try:
         env = {**os.environ, **_ONE_THREAD}
@@ -64,17 +75,19 @@ def run(
         raise DocumentError(f"the {kind} reader returned nothing usable (damaged or hostile file?)") from None
     if "error" in found:
         raise DocumentError(str(found["error"]))
-    sections = tuple(Section(tuple(path), text, page) for path, text, page in found["sections"])
-    return Parsed(found["title"], {str(k): str(v) for k, v in found["meta"].items()}, sections)
+    return dict(found)
 
 
 def _failure(kind: str, returncode: int, stderr: bytes, memory_limit: int) -> str:
     last = (stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
     limit = f"the {memory_limit >> 20} MiB memory limit"
     if returncode < 0:
+        # SIGSEGV or SIGABRT when a C parser gives up (often on running out of memory), SIGKILL from outside.
         return f"the {kind} reader stopped on signal {-returncode} (damaged or hostile file, or more than {limit})"
     if "MemoryError" in last:
         return f"reading the {kind} needs more than {limit}"
     if "RecursionError" in last:
         return f"the {kind} is nested too deeply to read"
+    if "ModuleNotFoundError" in last and (missing := re.search(r"No module named '([\w-]+)", last)):
+        return f"{kind} support is not installed (pip install {missing.group(1)})"
     return f"the {kind} reader failed ({last[:200] or f'exit status {returncode}'})"
