@@ -44,19 +44,12 @@ EXPECTED = {
 
 
 @pytest.fixture(autouse=True)
-def _small_zip_cap(monkeypatch):
+def _small_zip_cap(monkeypatch, in_process_readers):
     """The fixtures' bombs inflate to 10 MiB, not past the 200 MiB cap: the cap is lowered to meet them, so the
-    readers run in this process here (their child process, tests/core/ingest/test_isolated_readers.py)."""
-    from core.ingest.readers import READERS, docx, html, spreadsheet
+    readers run in this process here (their child process: tests/core/ingest/test_isolated_readers.py)."""
+    from core.ingest.readers import docx
 
     monkeypatch.setattr(docx, "_MAX_UNCOMPRESSED", 1 << 20)
-    for suffix, read in {
-        ".docx": docx.read,
-        ".html": html.read,
-        ".htm": html.read,
-        ".xlsx": spreadsheet.read_xlsx,
-    }.items():
-        monkeypatch.setitem(READERS, suffix, read)
 
 
 def test_every_fixture_has_an_expected_outcome():
