@@ -17,7 +17,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
-from bot.presenter.catalogue import ENGLISH, Catalogue, speaking
+from bot.presenter.catalogue import ENGLISH, Catalogue, speaking, spoken
 from core import (
     MAX_QUESTION_CHARS,
     SECTION_SEPARATOR,
@@ -253,9 +253,8 @@ class Voice:
 
     def in_language(self, code: str | None) -> Voice:
         """This voice in `code` (a Telegram user's `language_code`) when a catalogue speaks it, else unchanged."""
-        if not code or speaking(code).language != (code.replace("_", "-").split("-")[0].lower()):
-            return self
-        return replace(self, language=speaking(code).language)
+        language = spoken(code)
+        return replace(self, language=language) if language else self
 
     def topic_list(self, limit: int = 6) -> str:
         shown = ", ".join(self.topics[:limit])

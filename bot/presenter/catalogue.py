@@ -74,10 +74,15 @@ class Catalogue:
 
 
 @cache
-def speaking(code: str | None) -> Catalogue:
-    """The catalogue for `code` ("de", "de-AT", "pt_BR" are read by their language), English when there is none."""
+def spoken(code: str | None) -> str | None:
+    """The catalogue language `code` names ("de", "de-AT", "pt_BR" are read by their language), None when none."""
     language = (code or "").replace("_", "-").split("-")[0].lower()
-    return Catalogue(language if language in languages() else DEFAULT)
+    return language if language in languages() else None
+
+
+def speaking(code: str | None) -> Catalogue:
+    """The catalogue for `code`, English when there is none."""
+    return Catalogue(spoken(code) or DEFAULT)
 
 
 ENGLISH = speaking(DEFAULT)
