@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -144,3 +146,21 @@ def dispatch(app, body: str, content_type: str = "application/json", **headers: 
 
 def form(**fields: str) -> str:
     return urlencode(fields)
+
+
+def socket_mode_server(envelope: dict[str, Any]) -> tuple[Any, str, queue.Queue[dict[str, Any]]]:
+    """A fake Slack Socket Mode endpoint on 127.0.0.1 that says hello and sends `envelope`: the server (to shut
+    down), its URL, and the queue where every message the bot sends back (its acknowledgements) lands."""
+    from websockets.sync.server import serve
+
+    acks: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def session(websocket: Any) -> None:
+        websocket.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}}))
+        websocket.send(json.dumps(envelope))
+        for message in websocket:
+            acks.put(json.loads(message))
+
+    server = serve(session, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"ws://127.0.0.1:{server.socket.getsockname()[1]}/link", acks

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import socket
 import subprocess
@@ -36,11 +35,12 @@ from tests.bot.slack.conftest import (
     mention,
     signed_headers,
     slack_api,
+    socket_mode_server,
 )
 from tests.conftest import REPO
 from tests.fakes import FakeServer, Recorded, Reply, quoting
 
-websockets_sync = pytest.importorskip("websockets.sync.server")
+pytest.importorskip("websockets.sync.server")
 
 PRICES = "---\ntitle: Prices\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
 THREAD = "1700000300.000100"
@@ -139,7 +139,6 @@ def deliver_over_http(tmp_path: Path, slack: FakeSlack, grace: float) -> subproc
 
 
 def deliver_over_socket_mode(tmp_path: Path, slack: FakeSlack, grace: float) -> subprocess.Popen[str]:
-    acks: queue.Queue[dict[str, str]] = queue.Queue()
     envelope = {
         "envelope_id": "env-1",
         "type": "events_api",
@@ -148,15 +147,7 @@ def deliver_over_socket_mode(tmp_path: Path, slack: FakeSlack, grace: float) -> 
         "payload": json.loads(event_body(mention("How much are oak fronts?", ts=THREAD))),
     }
 
-    def session(websocket) -> None:  # type: ignore[no-untyped-def]
-        websocket.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}}))
-        websocket.send(json.dumps(envelope))
-        for message in websocket:
-            acks.put(json.loads(message))
-
-    ws_server = websockets_sync.serve(session, "127.0.0.1", 0)
-    threading.Thread(target=ws_server.serve_forever, daemon=True).start()
-    ws_url = f"ws://127.0.0.1:{ws_server.socket.getsockname()[1]}/link"
+    _server, ws_url, acks = socket_mode_server(envelope)  # a daemon thread: it ends with the test run
     answer_slack = slack.server.handler
 
     def api(request: Recorded) -> Reply:

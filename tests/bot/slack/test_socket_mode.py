@@ -1,21 +1,18 @@
 """Socket Mode end to end: apps.connections.open hands out a local websocket that delivers an event."""
 
 import json
-import queue
-import threading
 
 import pytest
 
 from bot.slack import build_app
 from bot.slack.config import SlackSettings
-from tests.bot.slack.conftest import WAIT, FakeSlack, event_body, mention, slack_api
+from tests.bot.slack.conftest import WAIT, FakeSlack, event_body, mention, slack_api, socket_mode_server
 from tests.fakes import FakeServer, Reply
 
-websockets_sync = pytest.importorskip("websockets.sync.server")
+pytest.importorskip("websockets.sync.server")
 
 
 def test_socket_mode_receives_an_event_acks_it_and_answers(pipeline):
-    acks: queue.Queue[dict] = queue.Queue()
     envelope = {
         "envelope_id": "env-1",
         "type": "events_api",
@@ -24,15 +21,7 @@ def test_socket_mode_receives_an_event_acks_it_and_answers(pipeline):
         "payload": json.loads(event_body(mention("how much is a walnut worktop?"))),
     }
 
-    def session(websocket):
-        websocket.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}}))
-        websocket.send(json.dumps(envelope))
-        for message in websocket:
-            acks.put(json.loads(message))
-
-    ws_server = websockets_sync.serve(session, "127.0.0.1", 0)
-    threading.Thread(target=ws_server.serve_forever, daemon=True).start()
-    ws_url = f"ws://127.0.0.1:{ws_server.socket.getsockname()[1]}/link"
+    ws_server, ws_url, acks = socket_mode_server(envelope)
 
     def api(request):
         if request.path.endswith("apps.connections.open"):
