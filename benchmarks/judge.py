@@ -4,6 +4,7 @@ validation split and on each gold set, beside today's similarity score.
 Run: python benchmarks/judge.py                        # validation split + the three gold sets
      python benchmarks/judge.py --sets demo            # one set (demo, policies, clapnq)
      python benchmarks/judge.py --model PATH.onnx      # another export (its tokenizer.json beside it)
+     python benchmarks/judge.py --fragment-model PATH  # the fragment-level judge too (default: the shipped one)
 
 For a gold set, each question is retrieved as the product retrieves it (default floor), its candidate
 sentences are ranked by the extractive score, and each scorer gives the question the score of its best
@@ -69,12 +70,12 @@ def needed(scores: np.ndarray, labels: np.ndarray, refuse: float) -> tuple[float
     return threshold, float((scores[labels == 1] >= threshold).mean())
 
 
-def validation(judge: Judge) -> None:
+def validation(judge: Judge, form: str = "sentence") -> None:
     spec = importlib.util.spec_from_file_location("train_judge", ROOT / "scripts" / "train_judge.py")
     assert spec and spec.loader
     train_judge = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train_judge)
-    _, val, _ = train_judge.examples()
+    _, val, _ = train_judge.fragment_examples() if form == "fragment" else train_judge.examples()
     started = time.perf_counter()
     scores = np.array([judge.score(q, [c])[0] for q, c, _ in val])
     per_pair = (time.perf_counter() - started) / len(val) * 1000
@@ -82,12 +83,12 @@ def validation(judge: Judge) -> None:
     accuracy = float(((scores >= 0.5) == (labels == 1)).mean())
     recall = float((scores[labels == 1] >= 0.5).mean())
     print(
-        f"validation split: {len(val)} pairs ({labels.sum()} answering)  AUC {auc(scores, labels):.3f}  "
+        f"{form} validation split: {len(val)} pairs ({labels.sum()} answering)  AUC {auc(scores, labels):.3f}  "
         f"accuracy@0.5 {accuracy:.1%}  recall@0.5 {recall:.1%}  {per_pair:.1f} ms per pair (one at a time)"
     )
 
 
-def gold_set(name: str, judge: Judge) -> dict[str, tuple[float, float, float]]:
+def gold_set(name: str, judge: Judge, fragment: Judge | None = None) -> dict[str, tuple[float, float, float]]:
     questions_file, knowledge, refuse = SETS[name]
     questions = load_questions(questions_file)
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,6 +97,8 @@ def gold_set(name: str, judge: Judge) -> dict[str, tuple[float, float, float]]:
         kb.sync()
         answerer = ExtractiveAnswerer(kb.embedder)
         rows: dict[str, list[float]] = {"similarity": [], "judge": [], "mix": []}
+        if fragment is not None:
+            rows |= {"fragment": [], "both": [], "mean": []}
         labels = []
         pairs, judge_ms = 0, 0.0
         for gold in questions:
@@ -116,6 +119,14 @@ def gold_set(name: str, judge: Judge) -> dict[str, tuple[float, float, float]]:
             rows["judge"].append(float(probabilities.max()))
             # Half the probability, half the similarity clipped to 0..1, for the best candidate by that mix.
             rows["mix"].append(float(np.max(0.5 * probabilities + 0.5 * np.clip(similarity, 0, 1))))
+            if fragment is not None:
+                # The fragments the best candidates stand in, read whole. "both": the lower of the two judges;
+                # "mean": their mean.
+                read = [hits[n - 1].fragment for n in dict.fromkeys(n for _, n, _ in ranking)]
+                whole = fragment._run(gold.question, [candidate_text(f.title, f.section, f.text) for f in read])
+                rows["fragment"].append(float(whole.max()))
+                rows["both"].append(min(float(whole.max()), float(probabilities.max())))
+                rows["mean"].append((float(whole.max()) + float(probabilities.max())) / 2)
         kb.close()
     y = np.array(labels)
     print(
@@ -138,6 +149,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="validation,demo,policies,clapnq")
     parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--fragment-model", type=Path, default=judge_module.FRAGMENT_FILE)
     args = parser.parse_args()
     if args.model:
         judge_module.TOKENIZER_FILE = args.model.parent / "tokenizer.json"
@@ -145,12 +157,20 @@ def main() -> int:
     else:
         judge = judge_module.shared()
     print(f"judge {judge.id}")
+    fragment = None
+    if args.fragment_model.exists():
+        fragment = Judge(
+            args.fragment_model, max_tokens=judge_module.FRAGMENT_TOKENS, tokenizer_path=judge_module.TOKENIZER_FILE
+        )
+        print(f"fragment judge {fragment.id}")
     results = {}
     for name in args.sets.split(","):
         if name == "validation":
             validation(judge)
+            if fragment is not None:
+                validation(fragment, "fragment")
         else:
-            results[name] = gold_set(name, judge)
+            results[name] = gold_set(name, judge, fragment)
     if len(results) > 1:
         print("threshold each set needs, per scorer (spread = max - min):")
         for scorer in next(iter(results.values())):

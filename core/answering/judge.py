@@ -26,6 +26,9 @@ MODEL_DIR = Path(__file__).parents[1] / "data" / "judge"
 MODEL_FILE = MODEL_DIR / "judge.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
 MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
+# The fragment-level form: question + a whole fragment (up to 900 characters) -> "this fragment answers it".
+FRAGMENT_FILE = MODEL_DIR / "fragment-judge.onnx"
+FRAGMENT_TOKENS = 256
 BATCH = 16
 CACHE_PAIRS = 20_000  # ~3 MB
 
@@ -39,9 +42,17 @@ def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
 class Judge:
     """The shipped judge, loaded on first use; safe to share between threads."""
 
-    def __init__(self, model_path: Path = MODEL_FILE, threads: int = 1) -> None:
+    def __init__(
+        self,
+        model_path: Path = MODEL_FILE,
+        threads: int = 1,
+        max_tokens: int = MAX_TOKENS,
+        tokenizer_path: Path | None = None,
+    ) -> None:
         self._model_path = model_path
         self._threads = threads
+        self._max_tokens = max_tokens
+        self._tokenizer_path = tokenizer_path or model_path.parent / "tokenizer.json"
         self._lock = threading.Lock()
         self._session: object | None = None
         self._tokenizer: object | None = None
@@ -50,7 +61,8 @@ class Judge:
     @functools.cached_property
     def id(self) -> str:
         digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
-        return f"judge:minilm-l6-int8:{digest[:12]}"
+        form = "fragment" if self._max_tokens != MAX_TOKENS else "minilm-l6-int8"
+        return f"judge:{form}:{digest[:12]}"
 
     def _load(self) -> tuple[object, object]:
         with self._lock:
@@ -59,9 +71,9 @@ class Judge:
 
                 if not self._model_path.exists():
                     raise EmbeddingError(f"The answerability judge {self._model_path} is missing.")
-                tokenizer = Tokenizer.from_file(str(TOKENIZER_FILE))
+                tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
                 # A long question is cut too: "only_second" raises when the question alone fills the window.
-                tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
+                tokenizer.enable_truncation(self._max_tokens, strategy="longest_first")
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
                 self._tokenizer = tokenizer
                 self._session = cpu_session(self._model_path, self._threads, arena=False)
@@ -124,3 +136,9 @@ class Judge:
 def shared() -> Judge:
     """One judge per process: every pipeline and answerer shares its session."""
     return Judge()
+
+
+@functools.cache
+def shared_fragment() -> Judge:
+    """The fragment-level judge, one per process."""
+    return Judge(FRAGMENT_FILE, max_tokens=FRAGMENT_TOKENS, tokenizer_path=TOKENIZER_FILE)
