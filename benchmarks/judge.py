@@ -4,7 +4,7 @@ validation split and on each gold set, beside today's similarity score.
 Run: python benchmarks/judge.py                        # validation split + the three gold sets
      python benchmarks/judge.py --sets demo            # one set (demo, policies, clapnq)
      python benchmarks/judge.py --model PATH.onnx      # another export (its tokenizer.json beside it)
-     python benchmarks/judge.py --fragment-model PATH  # the fragment-level judge too (default: the shipped one)
+     python benchmarks/judge.py --fragment-model PATH  # a fragment-level export too (default: var/fragment-judge/)
 
 For a gold set, each question is retrieved as the product retrieves it (default floor), its candidate
 sentences are ranked by the extractive score, and each scorer gives the question the score of its best
@@ -149,7 +149,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="validation,demo,policies,clapnq")
     parser.add_argument("--model", type=Path, default=None)
-    parser.add_argument("--fragment-model", type=Path, default=judge_module.FRAGMENT_FILE)
+    parser.add_argument("--fragment-model", type=Path, default=ROOT / "var" / "fragment-judge" / "fragment-judge.onnx")
     args = parser.parse_args()
     if args.model:
         judge_module.TOKENIZER_FILE = args.model.parent / "tokenizer.json"

@@ -11,6 +11,12 @@ The judge is a cross-encoder: `[CLS] question [SEP] title › section: sentence 
 Questions) plus the synthetic business pairs in `scripts/judge_data/`, with a validation part split
 by passage that no training step sees.
 
+`--form fragment` trains the fragment-level form instead (question + `title: fragment`, 256 tokens), into
+`fragment-judge.onnx`: measured against the sentence form and not shipped (MODEL_CARD.md says why):
+
+    .venv-train/bin/python scripts/train_judge.py --form fragment --freeze 2 --lr 5e-5 --epochs 1 \
+        --threads 2 --out var/fragment-judge
+
 It fits a 2-core machine: one thread by default, a checkpoint every few hundred steps
 (`var/judge-train/checkpoint.pt`), resume after a kill by running the same command again, a
 progress line with an ETA, and `--hours` to stop a run at a time limit (run again to go on).

@@ -64,6 +64,8 @@ class ExtractiveAnswerer:
         found_threshold: float = DEFAULT_FOUND_THRESHOLD,
         judge: Judge | None = None,
         judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
+        fragment_judge: Judge | None = None,
+        fragment_threshold: float = 0.5,
     ) -> None:
         # Give it the knowledge base's CachedEmbedder: the question was just embedded for retrieval,
         # and the same fragments' sentences come back for many questions.
@@ -71,6 +73,11 @@ class ExtractiveAnswerer:
         self.found_threshold = found_threshold
         self.judge = judge
         self.judge_threshold = judge_threshold
+        # A fragment-level judge (scripts/train_judge.py --form fragment) as a second veto: measured with
+        # benchmarks/judge_sweep.py, not shipped, since it cost correct answers on two of the three gold sets for
+        # each refusal it gained (core/data/judge/MODEL_CARD.md, "The fragment-level form").
+        self.fragment_judge = fragment_judge
+        self.fragment_threshold = fragment_threshold
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         joined = standalone(question, history)
@@ -156,6 +163,15 @@ class ExtractiveAnswerer:
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes.
             return Draft(found=False)
+        if draft.found and not draft.calculations and self.fragment_judge is not None:
+            # The second barrier read whole: does any fragment the best candidates stand in answer the question?
+            numbers = list(dict.fromkeys(n for _, n, _ in judged)) or [draft.claims[0].fragment]
+            texts = [
+                candidate_text(hits[n - 1].fragment.title, hits[n - 1].fragment.section, hits[n - 1].fragment.text)
+                for n in numbers
+            ]
+            if float(self.fragment_judge.score(question, texts).max()) < self.fragment_threshold:
+                return Draft(found=False)
         if draft.found and not draft.calculations and best >= REPLACE_WITH:
             rated = {(n, b): p for p, n, b in judged}
             first = draft.claims[0]

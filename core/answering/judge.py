@@ -26,8 +26,8 @@ MODEL_DIR = Path(__file__).parents[1] / "data" / "judge"
 MODEL_FILE = MODEL_DIR / "judge.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
 MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
-# The fragment-level form: question + a whole fragment (up to 900 characters) -> "this fragment answers it".
-FRAGMENT_FILE = MODEL_DIR / "fragment-judge.onnx"
+# The token window of the fragment-level form (scripts/train_judge.py --form fragment; measured, not shipped,
+# MODEL_CARD.md): question + a whole fragment (up to 900 characters) -> "this fragment answers it".
 FRAGMENT_TOKENS = 256
 BATCH = 16
 CACHE_PAIRS = 20_000  # ~3 MB
@@ -136,9 +136,3 @@ class Judge:
 def shared() -> Judge:
     """One judge per process: every pipeline and answerer shares its session."""
     return Judge()
-
-
-@functools.cache
-def shared_fragment() -> Judge:
-    """The fragment-level judge, one per process."""
-    return Judge(FRAGMENT_FILE, max_tokens=FRAGMENT_TOKENS, tokenizer_path=TOKENIZER_FILE)

@@ -94,6 +94,34 @@ def test_a_checked_calculation_is_not_vetoed(knowledge):
     assert draft.found and draft.calculations
 
 
+def _fragment_vetted(knowledge, probability):
+    fragment = StubJudge(probability)
+    answerer = ExtractiveAnswerer(
+        knowledge.embedder, judge=StubJudge(0.9), judge_threshold=0.25, fragment_judge=fragment, fragment_threshold=0.5
+    )
+    return answerer, fragment
+
+
+def test_the_fragment_judge_reads_whole_fragments_and_refuses_when_none_answers(knowledge):
+    question = "How much is a walnut worktop?"
+    hits = knowledge.retrieve(question, PUBLIC).hits
+    accepting, fragment = _fragment_vetted(knowledge, 0.9)
+    assert accepting.answer(question, hits).found
+    asked, texts = fragment.asked[0]
+    # Each fragment the best candidates stand in, once, read whole under its document and section.
+    assert asked == question and 0 < len(texts) <= JUDGED and len(set(texts)) == len(texts)
+    whole = {candidate_text(h.fragment.title, h.fragment.section, h.fragment.text) for h in hits}
+    assert set(texts) <= whole
+    refusing, _ = _fragment_vetted(knowledge, 0.2)
+    assert not refusing.answer(question, hits).found
+
+
+def test_the_fragment_judge_does_not_veto_a_checked_calculation(knowledge):
+    question = "How much is 3 m of oak worktop with delivery 30 km away?"
+    draft = _fragment_vetted(knowledge, 0.0)[0].answer(question, knowledge.retrieve(question, PUBLIC).hits)
+    assert draft.found and draft.calculations
+
+
 def test_a_candidate_reads_as_its_document_and_section_then_the_sentence():
     assert candidate_text("Price list", ("Worktops",), "Oak: 310 EUR.") == "Price list › Worktops: Oak: 310 EUR."
     assert candidate_text("", (), "Oak: 310 EUR.") == "Oak: 310 EUR."
