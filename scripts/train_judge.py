@@ -137,6 +137,35 @@ def _swap(question: str, sentence: str, passage: str, vocabulary: list[str], rng
     return None
 
 
+def _records():
+    """The training sources' records, one dict each (see ../shared/train/answerability/README.md)."""
+    for source in SOURCES:
+        with gzip.open(DATA / f"{source}.jsonl.gz", "rt", encoding="utf-8") as f:
+            yield from (json.loads(line) for line in f)
+
+
+def _synthetic() -> list[dict]:
+    if not SYNTHETIC.exists():
+        return []
+    return [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _business_validation(business: str) -> bool:
+    """Two synthetic businesses in ten, by their name's hash, are validation only."""
+    return int(hashlib.sha256(business.encode()).hexdigest(), 16) % 5 == 0
+
+
+def _finished(train: list, val: list, counts: dict, rng: random.Random) -> tuple[list, list, dict]:
+    rng.shuffle(train)
+    counts.update(
+        train=len(train),
+        train_positive=sum(r[2] for r in train),
+        val=len(val),
+        val_positive=sum(r[2] for r in val),
+    )
+    return train, val, counts
+
+
 def examples(
     seed: int = SEED, swaps: bool = False
 ) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
@@ -146,59 +175,47 @@ def examples(
     train: list[tuple[str, str, int]] = []
     val: list[tuple[str, str, int]] = []
     counts = {"records": 0, "skipped_no_sentence": 0}
-    for source in SOURCES:
-        with gzip.open(DATA / f"{source}.jsonl.gz", "rt", encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                counts["records"] += 1
-                title = record["title"].replace("_", " ")
-                sentences = [s for s in TEXT.split_sentences(record["passage"]) if len(s.split()) >= 3]
-                question = record["question"].strip()
-                answers = [_norm(a) for a in record["answers"] if a.strip()]
-                positives, others = [], []
-                for sentence in sentences:
-                    s = _norm(sentence)
-                    holds = any(a in s or (len(a) > len(s) and s in a) for a in answers)
-                    (positives if holds else others).append(sentence)
-                if record["answerable"] and not positives:
-                    counts["skipped_no_sentence"] += 1
-                    continue
-                # The hardest negatives are the ones retrieval would bring: most words in common.
-                others.sort(key=lambda s: -_overlap(question, s) + rng.random() * 0.01)
-                rows = [(question, candidate_text(title, "", s), 1) for s in positives[:2]]
-                rows += [(question, candidate_text(title, "", s), 0) for s in others[:NEGATIVES_PER_RECORD]]
-                if swaps and positives and rng.random() < SWAP_SHARE:
-                    # The same answer sentence for a question about something else: "walnut worktop" against
-                    # the oak worktop's price. A name in the question that the sentence grounds is swapped for
-                    # a name from another question that the passage never uses.
-                    swapped = _swap(question, positives[0], record["passage"], vocabulary, rng)
-                    if swapped:
-                        rows.append((swapped, candidate_text(title, "", positives[0]), 0))
-                        counts["swapped"] = counts.get("swapped", 0) + 1
-                (val if _validation(record["passage"]) else train).extend(rows)
-                vocabulary.extend(_names(question))
-    if SYNTHETIC.exists():
-        synthetic = [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for record in _records():
+        counts["records"] += 1
+        title = record["title"].replace("_", " ")
+        sentences = [s for s in TEXT.split_sentences(record["passage"]) if len(s.split()) >= 3]
+        question = record["question"].strip()
+        answers = [_norm(a) for a in record["answers"] if a.strip()]
+        positives, others = [], []
+        for sentence in sentences:
+            s = _norm(sentence)
+            holds = any(a in s or (len(a) > len(s) and s in a) for a in answers)
+            (positives if holds else others).append(sentence)
+        if record["answerable"] and not positives:
+            counts["skipped_no_sentence"] += 1
+            continue
+        # The hardest negatives are the ones retrieval would bring: most words in common.
+        others.sort(key=lambda s: -_overlap(question, s) + rng.random() * 0.01)
+        rows = [(question, candidate_text(title, "", s), 1) for s in positives[:2]]
+        rows += [(question, candidate_text(title, "", s), 0) for s in others[:NEGATIVES_PER_RECORD]]
+        if swaps and positives and rng.random() < SWAP_SHARE:
+            # The same answer sentence for a question about something else: "walnut worktop" against
+            # the oak worktop's price. A name in the question that the sentence grounds is swapped for
+            # a name from another question that the passage never uses.
+            swapped = _swap(question, positives[0], record["passage"], vocabulary, rng)
+            if swapped:
+                rows.append((swapped, candidate_text(title, "", positives[0]), 0))
+                counts["swapped"] = counts.get("swapped", 0) + 1
+        (val if _validation(record["passage"]) else train).extend(rows)
+        vocabulary.extend(_names(question))
+    if synthetic := _synthetic():
         for item in synthetic:
             row = (
                 item["question"],
                 candidate_text(item["title"], item["section"], item["sentence"]),
                 int(item["label"]),
             )
-            business_val = int(hashlib.sha256(item["business"].encode()).hexdigest(), 16) % 5 == 0
-            if business_val:
+            if _business_validation(item["business"]):
                 val.append(row)
             else:
                 train.extend([row] * SYNTHETIC_REPEAT)
         counts["synthetic"] = len(synthetic)
-    rng.shuffle(train)
-    counts.update(
-        train=len(train),
-        train_positive=sum(r[2] for r in train),
-        val=len(val),
-        val_positive=sum(r[2] for r in val),
-    )
-    return train, val, counts
+    return _finished(train, val, counts, rng)
 
 
 def _windows(sentences: list[str], limit: int = FRAGMENT_CHARS) -> list[list[str]]:
@@ -222,69 +239,56 @@ def fragment_examples(seed: int = SEED) -> tuple[list[tuple[str, str, int]], lis
     train: list[tuple[str, str, int]] = []
     val: list[tuple[str, str, int]] = []
     counts = {"records": 0, "skipped_no_sentence": 0, "answer_removed": 0, "other_window": 0}
-    for source in SOURCES:
-        with gzip.open(DATA / f"{source}.jsonl.gz", "rt", encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                counts["records"] += 1
-                title = record["title"].replace("_", " ")
-                question = record["question"].strip()
-                sentences = [s for s in TEXT.split_sentences(record["passage"]) if s.strip()]
-                answers = [_norm(a) for a in record["answers"] if a.strip()]
+    for record in _records():
+        counts["records"] += 1
+        title = record["title"].replace("_", " ")
+        question = record["question"].strip()
+        sentences = [s for s in TEXT.split_sentences(record["passage"]) if s.strip()]
+        answers = [_norm(a) for a in record["answers"] if a.strip()]
 
-                def holds(sentence: str, answers: list[str] = answers) -> bool:
-                    s = _norm(sentence)
-                    return any(a in s or (len(a) > len(s) and s in a) for a in answers)
+        def holds(sentence: str, answers: list[str] = answers) -> bool:
+            s = _norm(sentence)
+            return any(a in s or (len(a) > len(s) and s in a) for a in answers)
 
-                windows = _windows(sentences)
-                rows: list[tuple[str, str, int]] = []
-                if record["answerable"]:
-                    answering = [w for w in windows if any(holds(s) for s in w)]
-                    if not answering:
-                        if len(windows) != 1:
-                            counts["skipped_no_sentence"] += 1
-                            continue
-                        answering = windows  # the label is the record's: the whole passage answers
-                    rows.append((question, candidate_text(title, "", " ".join(answering[0])), 1))
-                    others = [w for w in windows if w is not answering[0] and not any(holds(s) for s in w)]
-                    if others:
-                        best = max(others, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
-                        rows.append((question, candidate_text(title, "", " ".join(best)), 0))
-                        counts["other_window"] += 1
-                    kept = [s for s in answering[0] if not holds(s)]
-                    if len(kept) >= 2 and any(holds(s) for s in answering[0]):
-                        rows.append((question, candidate_text(title, "", " ".join(kept)), 0))
-                        counts["answer_removed"] += 1
-                else:
-                    best = max(windows, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
-                    rows.append((question, candidate_text(title, "", " ".join(best)), 0))
-                (val if _validation(record["passage"]) else train).extend(rows)
-    if SYNTHETIC.exists():
-        synthetic = [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+        windows = _windows(sentences)
+        rows: list[tuple[str, str, int]] = []
+        if record["answerable"]:
+            answering = [w for w in windows if any(holds(s) for s in w)]
+            if not answering:
+                if len(windows) != 1:
+                    counts["skipped_no_sentence"] += 1
+                    continue
+                answering = windows  # the label is the record's: the whole passage answers
+            rows.append((question, candidate_text(title, "", " ".join(answering[0])), 1))
+            others = [w for w in windows if w is not answering[0] and not any(holds(s) for s in w)]
+            if others:
+                best = max(others, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
+                rows.append((question, candidate_text(title, "", " ".join(best)), 0))
+                counts["other_window"] += 1
+            kept = [s for s in answering[0] if not holds(s)]
+            if len(kept) >= 2 and any(holds(s) for s in answering[0]):
+                rows.append((question, candidate_text(title, "", " ".join(kept)), 0))
+                counts["answer_removed"] += 1
+        else:
+            best = max(windows, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
+            rows.append((question, candidate_text(title, "", " ".join(best)), 0))
+        (val if _validation(record["passage"]) else train).extend(rows)
+    if synthetic := _synthetic():
         grouped: dict[tuple[str, str], list[dict]] = {}
         for item in synthetic:
             grouped.setdefault((item["business"], item["question"]), []).append(item)
         for (business, question), items in grouped.items():
-            business_val = int(hashlib.sha256(business.encode()).hexdigest(), 16) % 5 == 0
             title, section = items[0]["title"], items[0]["section"]
-            rows = [(question, candidate_text(title, section, " ".join(i["sentence"] for i in items)), 1)]
-            if not any(i["label"] for i in items):
-                rows = [(question, candidate_text(title, section, " ".join(i["sentence"] for i in items)), 0)]
-            elif negatives := [i["sentence"] for i in items if not i["label"]]:
+            answers = any(i["label"] for i in items)
+            rows = [(question, candidate_text(title, section, " ".join(i["sentence"] for i in items)), int(answers))]
+            if answers and (negatives := [i["sentence"] for i in items if not i["label"]]):
                 rows.append((question, candidate_text(title, section, " ".join(negatives)), 0))
-            if business_val:
+            if _business_validation(business):
                 val.extend(rows)
             else:
                 train.extend(rows * SYNTHETIC_REPEAT)
         counts["synthetic"] = len(synthetic)
-    rng.shuffle(train)
-    counts.update(
-        train=len(train),
-        train_positive=sum(r[2] for r in train),
-        val=len(val),
-        val_positive=sum(r[2] for r in val),
-    )
-    return train, val, counts
+    return _finished(train, val, counts, rng)
 
 
 def _auc(scores: list[float], labels: list[int]) -> float:
