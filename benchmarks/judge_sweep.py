@@ -2,12 +2,16 @@
 
 Run: python benchmarks/judge_sweep.py                               # the three English gold sets
      python benchmarks/judge_sweep.py --sets demo,policies --fragment-model var/fragment-judge/fragment-judge.onnx
+     python benchmarks/judge_sweep.py --model var/new-judge/judge.onnx --sentence 0.25,0.4 --floor 0.35,0.40
 
 Each set is indexed once and every question asked through the real pipeline (`Pipeline.answer`, as
-`verbatim eval` asks it) once per row of the grid: the sentence judge's threshold, and the fragment-level
-judge's threshold (`off`: not asked). The judges cache the pairs they have read, so a row after the first
-costs retrieval and similarity only. A row is worth keeping only when it moves more than one set; the
-point is one row that serves them all.
+`verbatim eval` asks it) once per row of the grid: the sentence judge's threshold, the fragment-level
+judge's threshold (`off`: not asked), and similarity's own two, the retrieval floor
+(`VERBATIM_MIN_SIMILARITY`) and the found-threshold (`VERBATIM_FOUND_THRESHOLD`). `--model` puts another
+sentence-judge export in the shipped one's place, so a retrained judge is compared through the same
+answers. The judges cache the pairs they have read, so a row after the first costs retrieval and
+similarity only. A row is worth keeping only when it moves more than one set; the point is one row that
+serves them all.
 """
 
 from __future__ import annotations
@@ -35,7 +39,12 @@ SETS = {
 }
 
 
-def rows_for(name: str, grid: list[tuple[float, float | None]], fragment: judge_module.Judge | None) -> list[dict]:
+Row = tuple[float, float | None, float | None, float | None]  # sentence, fragment, floor, found (None: default)
+
+
+def rows_for(
+    name: str, grid: list[Row], sentence: judge_module.Judge | None, fragment: judge_module.Judge | None
+) -> list[dict]:
     questions_file, knowledge = SETS[name]
     questions = load_questions(questions_file)
     out = []
@@ -47,7 +56,12 @@ def rows_for(name: str, grid: list[tuple[float, float | None]], fragment: judge_
             kb.sync()
             answerer = pipeline.answerer
             assert isinstance(answerer, ExtractiveAnswerer)
-            for sentence_threshold, fragment_threshold in grid:
+            if sentence is not None:
+                answerer.judge = sentence
+            settled, found = kb.settings, answerer.found_threshold
+            for sentence_threshold, fragment_threshold, floor, found_threshold in grid:
+                kb.settings = replace(settled, min_similarity=settled.min_similarity if floor is None else floor)
+                answerer.found_threshold = found if found_threshold is None else found_threshold
                 answerer.judge_threshold = sentence_threshold
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
                 answerer.fragment_threshold = fragment_threshold or 0.0
@@ -73,7 +87,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="demo,policies,clapnq")
     parser.add_argument("--fragment-model", type=Path, default=ROOT / "var" / "fragment-judge" / "fragment-judge.onnx")
+    parser.add_argument("--model", type=Path, default=None, help="a sentence-judge export in the shipped one's place")
     parser.add_argument("--sentence", default="0.25", help="sentence-judge thresholds, comma-separated")
+    parser.add_argument("--floor", default="default", help="retrieval floors ('default': the setting's)")
+    parser.add_argument("--found", default="default", help="similarity found-thresholds ('default': the setting's)")
     parser.add_argument(
         "--fragment", default="off,0.1,0.2,0.3,0.4,0.5,0.6,0.7", help="fragment-judge thresholds ('off': not asked)"
     )
@@ -83,22 +100,37 @@ def main() -> int:
         fragment = judge_module.Judge(
             args.fragment_model, max_tokens=judge_module.FRAGMENT_TOKENS, tokenizer_path=judge_module.TOKENIZER_FILE
         )
-    grid = [
-        (float(s), None if f == "off" else float(f))
+    sentence = judge_module.Judge(args.model) if args.model else None
+
+    def values(text: str, off: str) -> list[float | None]:
+        return [None if v == off else float(v) for v in text.split(",")]
+
+    grid: list[Row] = [
+        (float(s), f, floor, found)
         for s in args.sentence.split(",")
-        for f in args.fragment.split(",")
-        if f == "off" or fragment is not None
+        for f in values(args.fragment, "off")
+        if f is None or fragment is not None
+        for floor in values(args.floor, "default")
+        for found in values(args.found, "default")
     ]
     names = args.sets.split(",")
-    results = {name: rows_for(name, grid, fragment) for name in names}
-    print(f"{'sentence':>8} {'fragment':>8}  " + "  ".join(f"{n + ' correct/refused/first':>34}" for n in names))
-    for i, (s, f) in enumerate(grid):
+    results = {name: rows_for(name, grid, sentence, fragment) for name in names}
+
+    def shown(value: float | None, none: str) -> str:
+        return none if value is None else f"{value:.2f}"
+
+    print(
+        f"{'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
+        + "  ".join(f"{n + ' correct/refused/first':>34}" for n in names)
+    )
+    for i, (s, f, floor, found) in enumerate(grid):
         cells = [
             f"{results[n][i]['correct']:>9.1%} {results[n][i]['refused']:>7.1%} {results[n][i]['first']:>7.1%}"
             f" ood {results[n][i]['ood']:.0%}"
             for n in names
         ]
-        print(f"{s:>8.2f} {'off' if f is None else f'{f:.2f}':>8}  " + "  ".join(f"{c:>34}" for c in cells), flush=True)
+        where = f"{s:>8.2f} {shown(f, 'off'):>8} {shown(floor, 'default'):>7} {shown(found, 'default'):>7}  "
+        print(where + "  ".join(f"{c:>34}" for c in cells), flush=True)
     return 0
 
 

@@ -38,7 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "train" / "answerability"
-SYNTHETIC = ROOT / "scripts" / "judge_data" / "synthetic.jsonl"
+SYNTHETIC_DIR = ROOT / "scripts" / "judge_data"
+# The synthetic pair files the judge trains on (scripts/judge_data/README.md): --synthetic names others.
+SYNTHETIC = ("synthetic.jsonl",)
 WORK = ROOT / "var" / "judge-train"
 OUT = ROOT / "core" / "data" / "judge"
 SEED = 20261201
@@ -144,10 +146,10 @@ def _records():
             yield from (json.loads(line) for line in f)
 
 
-def _synthetic() -> list[dict]:
-    if not SYNTHETIC.exists():
-        return []
-    return [json.loads(line) for line in SYNTHETIC.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _synthetic(names: tuple[str, ...] = SYNTHETIC) -> list[dict]:
+    """The synthetic business pairs of these files in scripts/judge_data/, in order."""
+    lines = [line for name in names for line in (SYNTHETIC_DIR / name).read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def _business_validation(business: str) -> bool:
@@ -167,7 +169,7 @@ def _finished(train: list, val: list, counts: dict, rng: random.Random) -> tuple
 
 
 def examples(
-    seed: int = SEED, swaps: bool = False
+    seed: int = SEED, swaps: bool = False, synthetic_files: tuple[str, ...] = SYNTHETIC
 ) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
     """(question, candidate, label) for training and validation, and counts."""
     rng = random.Random(seed)
@@ -203,7 +205,7 @@ def examples(
                 counts["swapped"] = counts.get("swapped", 0) + 1
         (val if _validation(record["passage"]) else train).extend(rows)
         vocabulary.extend(_names(question))
-    if synthetic := _synthetic():
+    if synthetic := _synthetic(synthetic_files):
         for item in synthetic:
             row = (
                 item["question"],
@@ -228,7 +230,9 @@ def _windows(sentences: list[str], limit: int = FRAGMENT_CHARS) -> list[list[str
     return [w for w in out if w]
 
 
-def fragment_examples(seed: int = SEED) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
+def fragment_examples(
+    seed: int = SEED, synthetic_files: tuple[str, ...] = SYNTHETIC
+) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
     """(question, title: fragment, label) for the fragment-level form: "does this fragment answer it?".
 
     The label is the record's own (answerable from its passage or not), carried to the fragment that holds an
@@ -273,7 +277,7 @@ def fragment_examples(seed: int = SEED) -> tuple[list[tuple[str, str, int]], lis
             best = max(windows, key=lambda w: _overlap(question, " ".join(w)) + rng.random() * 0.01)
             rows.append((question, candidate_text(title, "", " ".join(best)), 0))
         (val if _validation(record["passage"]) else train).extend(rows)
-    if synthetic := _synthetic():
+    if synthetic := _synthetic(synthetic_files):
         grouped: dict[tuple[str, str], list[dict]] = {}
         for item in synthetic:
             grouped.setdefault((item["business"], item["question"]), []).append(item)
@@ -323,6 +327,11 @@ def main() -> int:
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint without training")
     parser.add_argument("--swaps", action="store_true", help="add swapped-word negatives (see _swap)")
     parser.add_argument(
+        "--synthetic",
+        default=",".join(SYNTHETIC),
+        help="the synthetic pair files in scripts/judge_data/ to train on, comma-separated",
+    )
+    parser.add_argument(
         "--form",
         choices=("sentence", "fragment"),
         default="sentence",
@@ -355,7 +364,11 @@ def main() -> int:
         print(f"The base weights {base / 'model.safetensors'} are not the pinned ones (sha256 {found}).")
         return 2
     tokenizer = BertTokenizerFast.from_pretrained(str(base))
-    train, val, counts = fragment_examples() if args.form == "fragment" else examples(swaps=args.swaps)
+    files = tuple(args.synthetic.split(","))
+    if args.form == "fragment":
+        train, val, counts = fragment_examples(synthetic_files=files)
+    else:
+        train, val, counts = examples(swaps=args.swaps, synthetic_files=files)
     if args.limit:
         train, val = train[: args.limit], val[: max(200, args.limit // 10)]
     print(json.dumps(counts), flush=True)
