@@ -2,7 +2,7 @@
 validation split and on each gold set, beside today's similarity score.
 
 Run: python benchmarks/judge.py                        # validation split + the three gold sets
-     python benchmarks/judge.py --sets demo            # one set (demo, policies, clapnq)
+     python benchmarks/judge.py --sets demo            # one set (demo, policies, clapnq, heldout)
      python benchmarks/judge.py --model PATH.onnx      # another export (its tokenizer.json beside it)
      python benchmarks/judge.py --fragment-model PATH  # a fragment-level export too (default: var/fragment-judge/)
 
@@ -48,6 +48,8 @@ SETS = {
         ROOT.parent / "shared/evals/clapnq/knowledge",
         0.70,
     ),
+    # The synthetic businesses no judge trains on: made by `python scripts/heldout_eval.py var/heldout`.
+    "heldout": (ROOT / "var" / "heldout" / "questions.jsonl", ROOT / "var" / "heldout" / "knowledge", 0.85),
 }
 
 

@@ -36,6 +36,8 @@ SETS = {
     "demo": (ROOT / "evals" / "demo.jsonl", ROOT / "knowledge"),
     "policies": (ROOT / "evals" / "policies.jsonl", ROOT / "evals" / "policies" / "knowledge"),
     "clapnq": (ROOT.parent / "shared/evals/clapnq/questions.jsonl", ROOT.parent / "shared/evals/clapnq/knowledge"),
+    # The synthetic businesses no judge trains on: made by `python scripts/heldout_eval.py var/heldout`.
+    "heldout": (ROOT / "var" / "heldout" / "questions.jsonl", ROOT / "var" / "heldout" / "knowledge"),
 }
 
 
