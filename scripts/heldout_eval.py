@@ -14,7 +14,7 @@ all have to be shown. The documents are staff-only by default, so the questions 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -22,28 +22,30 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "scripts" / "judge_data"
 
 
-def held_out(business: str) -> bool:
-    """As scripts/train_judge.py's _business_validation: two businesses in ten, by their name's hash."""
-    return int(hashlib.sha256(business.encode()).hexdigest(), 16) % 5 == 0
+def _train_judge():
+    """scripts/train_judge.py as a module (its top level needs the standard library only): the split is its own."""
+    spec = importlib.util.spec_from_file_location("train_judge", ROOT / "scripts" / "train_judge.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
+    train_judge = _train_judge()
     grouped: dict[tuple[str, str], list[dict]] = {}
-    for line in (DATA / "synthetic-2.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            item = json.loads(line)
-            if held_out(item["business"]):
-                grouped.setdefault((item["business"], item["question"]), []).append(item)
+    for item in train_judge._synthetic(("synthetic-2.jsonl",)):
+        if train_judge._business_validation(item["business"]):
+            grouped.setdefault((item["business"], item["question"]), []).append(item)
     knowledge = args.out / "knowledge"
     knowledge.mkdir(parents=True, exist_ok=True)
     for business in sorted({b for b, _ in grouped}):
-        shutil.copy(DATA / "documents" / f"{business}.md", knowledge / f"{business}.md")
+        shutil.copy(train_judge.SYNTHETIC_DIR / "documents" / f"{business}.md", knowledge / f"{business}.md")
     gold = []
     for number, ((business, question), items) in enumerate(grouped.items(), start=1):
         answering = [i["sentence"] for i in items if i["label"]]
