@@ -41,7 +41,8 @@ SETS = {
 }
 
 
-Row = tuple[float, float | None, float | None, float | None]  # sentence, fragment, floor, found (None: default)
+# sentence, fragment, floor, found (None: default), mix
+Row = tuple[float, float | None, float | None, float | None, float]
 
 
 def rows_for(
@@ -61,10 +62,11 @@ def rows_for(
             if sentence is not None:
                 answerer.judge = sentence
             settled, found = kb.settings, answerer.found_threshold
-            for sentence_threshold, fragment_threshold, floor, found_threshold in grid:
+            for sentence_threshold, fragment_threshold, floor, found_threshold, mix in grid:
                 kb.settings = replace(settled, min_similarity=settled.min_similarity if floor is None else floor)
                 answerer.found_threshold = found if found_threshold is None else found_threshold
                 answerer.judge_threshold = sentence_threshold
+                answerer.judge_mix = mix
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
                 answerer.fragment_threshold = fragment_threshold or 0.0
                 report = Report()
@@ -96,6 +98,9 @@ def main() -> int:
     parser.add_argument(
         "--fragment", default="off,0.1,0.2,0.3,0.4,0.5,0.6,0.7", help="fragment-judge thresholds ('off': not asked)"
     )
+    parser.add_argument(
+        "--mix", default="0", help="similarity's share in the veto's score, comma-separated (0: the judge alone)"
+    )
     args = parser.parse_args()
     fragment = None
     if args.fragment_model.exists():
@@ -108,7 +113,8 @@ def main() -> int:
         return [None if v == off else float(v) for v in text.split(",")]
 
     grid: list[Row] = [
-        (float(s), f, floor, found)
+        (float(s), f, floor, found, float(mix))
+        for mix in args.mix.split(",")
         for s in args.sentence.split(",")
         for f in values(args.fragment, "off")
         if f is None or fragment is not None
@@ -122,16 +128,17 @@ def main() -> int:
         return none if value is None else f"{value:.2f}"
 
     print(
-        f"{'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
+        f"{'mix':>5} {'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
         + "  ".join(f"{n + ' correct/refused/first':>34}" for n in names)
     )
-    for i, (s, f, floor, found) in enumerate(grid):
+    for i, (s, f, floor, found, mix) in enumerate(grid):
         cells = [
             f"{results[n][i]['correct']:>9.1%} {results[n][i]['refused']:>7.1%} {results[n][i]['first']:>7.1%}"
             f" ood {results[n][i]['ood']:.0%}"
             for n in names
         ]
-        where = f"{s:>8.2f} {shown(f, 'off'):>8} {shown(floor, 'default'):>7} {shown(found, 'default'):>7}  "
+        where = f"{mix:>5.2f} {s:>8.2f} {shown(f, 'off'):>8} {shown(floor, 'default'):>7} "
+        where += f"{shown(found, 'default'):>7}  "
         print(where + "  ".join(f"{c:>34}" for c in cells), flush=True)
     return 0
 

@@ -66,6 +66,7 @@ class ExtractiveAnswerer:
         judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
         fragment_judge: Judge | None = None,
         fragment_threshold: float = 0.5,
+        judge_mix: float = 0.0,
     ) -> None:
         # Give it the knowledge base's CachedEmbedder: the question was just embedded for retrieval,
         # and the same fragments' sentences come back for many questions.
@@ -78,6 +79,9 @@ class ExtractiveAnswerer:
         # each refusal it gained (core/data/judge/MODEL_CARD.md, "The fragment-level form").
         self.fragment_judge = fragment_judge
         self.fragment_threshold = fragment_threshold
+        # The veto reads (1 - judge_mix) × the judge's probability + judge_mix × similarity's score, best of the
+        # judged candidates: 0 is the judge alone (benchmarks/judge_sweep.py --mix measures the others).
+        self.judge_mix = judge_mix
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         joined = standalone(question, history)
@@ -159,7 +163,13 @@ class ExtractiveAnswerer:
         draft = self._answer_by_similarity(question, rankings, hits)
         judged = self._judged(question, rankings[0], hits)
         best = judged[0][0] if judged else 0.0
-        if draft.found and best < self.judge_threshold and not draft.calculations:
+        if self.judge_mix:
+            similarity = {(n, b): v for v, n, b in rankings[0]}
+            mixed = [(1 - self.judge_mix) * p + self.judge_mix * similarity[(n, b)] for p, n, b in judged]
+            veto = max(mixed, default=0.0) < self.judge_threshold
+        else:
+            veto = best < self.judge_threshold
+        if draft.found and veto and not draft.calculations:
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes.
             return Draft(found=False)

@@ -122,6 +122,21 @@ def test_the_fragment_judge_does_not_veto_a_checked_calculation(knowledge):
     assert draft.found and draft.calculations
 
 
+def test_the_veto_can_read_the_judge_mixed_with_similarity(knowledge):
+    # benchmarks/judge_sweep.py --mix: the veto's score is (1 - mix) × the judge + mix × similarity's score.
+    question = "How much is a walnut worktop?"
+    hits = knowledge.retrieve(question, PUBLIC).hits
+
+    def vetted(mix, threshold):
+        answerer = ExtractiveAnswerer(knowledge.embedder, judge=StubJudge(0.1), judge_threshold=threshold)
+        answerer.judge_mix = mix
+        return answerer.answer(question, hits).found
+
+    assert not vetted(0.0, 0.25)  # the judge alone: 0.1 is under 0.25
+    assert vetted(0.5, 0.25)  # half of a walnut price's similarity clears it
+    assert not vetted(0.5, 0.9)  # and under a high threshold the mix refuses too
+
+
 def test_a_candidate_reads_as_its_document_and_section_then_the_sentence():
     assert candidate_text("Price list", ("Worktops",), "Oak: 310 EUR.") == "Price list › Worktops: Oak: 310 EUR."
     assert candidate_text("", (), "Oak: 310 EUR.") == "Oak: 310 EUR."
