@@ -79,7 +79,10 @@ def test_a_signed_but_ill_shaped_payload_is_a_400_without_a_traceback(events_url
     with caplog.at_level(logging.DEBUG):
         response = httpx.post(events_url, content=body, headers=signed_headers(body, content_type))
     assert response.status_code == 400 and "not a Slack payload" in response.json()["error"]
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    # Our server's and Tornado's loggers only: a lazy listener an earlier test left running may log, on its own
+    # thread, that it could not reach that test's fake Slack, which is closed by now (a flake seen in CI).
+    ours = ("bot", "core", "tornado")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith(ours)]
     assert len(rejections(caplog)) == 1
     assert fake_slack.calls("chat.postMessage") == fake_slack.calls("chat.postEphemeral") == []
 
