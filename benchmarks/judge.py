@@ -8,7 +8,8 @@ Run: python benchmarks/judge.py                        # validation split + the 
 
 For a gold set, each question is retrieved as the product retrieves it (default floor), its candidate
 sentences are ranked by the extractive score, and each scorer gives the question the score of its best
-candidate among the top JUDGED. Then, per scorer:
+candidate among the top JUDGED ("bare": the judge reading the sentence alone, without its document and
+section, to measure what that context is worth). Then, per scorer:
 - AUC: answerable questions against those that must be refused;
 - the threshold that set needs to refuse its target share of must-refuse questions, and what share of
   answerable questions still clears it. The spread of those thresholds across sets is the point: a scorer
@@ -98,7 +99,9 @@ def gold_set(name: str, judge: Judge, fragment: Judge | None = None) -> dict[str
         kb = KnowledgeBase(settings)
         kb.sync()
         answerer = ExtractiveAnswerer(kb.embedder)
-        rows: dict[str, list[float]] = {"similarity": [], "judge": [], "mix": []}
+        # "bare": the same judge reading the sentence alone, without its document and section: what the context
+        # in the input is worth.
+        rows: dict[str, list[float]] = {"similarity": [], "judge": [], "mix": [], "bare": []}
         if fragment is not None:
             rows |= {"fragment": [], "both": [], "mean": []}
         labels = []
@@ -121,6 +124,7 @@ def gold_set(name: str, judge: Judge, fragment: Judge | None = None) -> dict[str
             rows["judge"].append(float(probabilities.max()))
             # Half the probability, half the similarity clipped to 0..1, for the best candidate by that mix.
             rows["mix"].append(float(np.max(0.5 * probabilities + 0.5 * np.clip(similarity, 0, 1))))
+            rows["bare"].append(float(judge._run(gold.question, [s for _, _, s in ranking]).max()))
             if fragment is not None:
                 # The fragments the best candidates stand in, read whole. "both": the lower of the two judges;
                 # "mean": their mean.

@@ -169,7 +169,10 @@ def _finished(train: list, val: list, counts: dict, rng: random.Random) -> tuple
 
 
 def examples(
-    seed: int = SEED, swaps: bool = False, synthetic_files: tuple[str, ...] = SYNTHETIC
+    seed: int = SEED,
+    swaps: bool = False,
+    synthetic_files: tuple[str, ...] = SYNTHETIC,
+    synthetic_repeat: int = SYNTHETIC_REPEAT,
 ) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]], dict]:
     """(question, candidate, label) for training and validation, and counts."""
     rng = random.Random(seed)
@@ -215,7 +218,7 @@ def examples(
             if _business_validation(item["business"]):
                 val.append(row)
             else:
-                train.extend([row] * SYNTHETIC_REPEAT)
+                train.extend([row] * synthetic_repeat)
         counts["synthetic"] = len(synthetic)
     return _finished(train, val, counts, rng)
 
@@ -325,11 +328,23 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint without training")
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="with --export-only: export this checkpoint instead of the last one (each epoch's end is kept as "
+        "epoch-N.pt in the work folder, so a long run's epochs can be compared)",
+    )
     parser.add_argument("--swaps", action="store_true", help="add swapped-word negatives (see _swap)")
     parser.add_argument(
         "--synthetic",
         default=",".join(SYNTHETIC),
         help="the synthetic pair files in scripts/judge_data/ to train on, comma-separated",
+    )
+    parser.add_argument(
+        "--synthetic-repeat",
+        type=int,
+        default=SYNTHETIC_REPEAT,
+        help="how many times each synthetic pair is trained on per epoch (sentence form)",
     )
     parser.add_argument(
         "--form",
@@ -368,7 +383,7 @@ def main() -> int:
     if args.form == "fragment":
         train, val, counts = fragment_examples(synthetic_files=files)
     else:
-        train, val, counts = examples(swaps=args.swaps, synthetic_files=files)
+        train, val, counts = examples(swaps=args.swaps, synthetic_files=files, synthetic_repeat=args.synthetic_repeat)
     if args.limit:
         train, val = train[: args.limit], val[: max(200, args.limit // 10)]
     print(json.dumps(counts), flush=True)
@@ -394,8 +409,12 @@ def main() -> int:
     loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)
     step = 0
     history: list[dict] = []
-    if checkpoint.exists():
-        state = torch.load(checkpoint, weights_only=False)
+    chosen = args.checkpoint if args.export_only and args.checkpoint else checkpoint
+    if args.checkpoint and not args.checkpoint.exists():
+        print(f"There is no checkpoint {args.checkpoint}.")
+        return 2
+    if chosen.exists():
+        state = torch.load(chosen, weights_only=False)
         model.load_state_dict(state["model"])
         if not args.export_only:  # exporting needs the weights only, whatever options the run was started with
             optimizer.load_state_dict(state["optimizer"])
@@ -443,6 +462,10 @@ def main() -> int:
         }
         torch.save(state, checkpoint.with_suffix(".tmp"))
         checkpoint.with_suffix(".tmp").replace(checkpoint)
+        if step % steps_per_epoch == 0:
+            # Each epoch's end is kept (weights and figures only), so one long run compares its epochs.
+            kept = {k: state[k] for k in ("model", "step", "history", "torch_rng")}
+            torch.save(kept, args.work / f"epoch-{step // steps_per_epoch}.pt")
 
     cached: dict[int, list[list[int]]] = {}
 
@@ -488,7 +511,7 @@ def main() -> int:
                 f"{rate * args.batch:.1f} ex/s ETA {eta / 60:.0f} min",
                 flush=True,
             )
-        if step % args.checkpoint_every == 0 or step == total_steps:
+        if step % args.checkpoint_every == 0 or step == total_steps or step % steps_per_epoch == 0:
             if step % steps_per_epoch == 0 or step == total_steps or step % (args.checkpoint_every * 5) == 0:
                 history.append(evaluate())
                 print("validation", json.dumps(history[-1]), flush=True)
