@@ -41,8 +41,8 @@ SETS = {
 }
 
 
-# sentence, fragment, floor, found (None: default), mix
-Row = tuple[float, float | None, float | None, float | None, float]
+# sentence, fragment, floor, found (None: default), mix, each part of a compound question judged on its own
+Row = tuple[float, float | None, float | None, float | None, float, bool]
 
 
 def rows_for(
@@ -62,11 +62,12 @@ def rows_for(
             if sentence is not None:
                 answerer.judge = sentence
             settled, found = kb.settings, answerer.found_threshold
-            for sentence_threshold, fragment_threshold, floor, found_threshold, mix in grid:
+            for sentence_threshold, fragment_threshold, floor, found_threshold, mix, parts in grid:
                 kb.settings = replace(settled, min_similarity=settled.min_similarity if floor is None else floor)
                 answerer.found_threshold = found if found_threshold is None else found_threshold
                 answerer.judge_threshold = sentence_threshold
                 answerer.judge_mix = mix
+                answerer.judge_parts = parts
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
                 answerer.fragment_threshold = fragment_threshold or 0.0
                 report = Report()
@@ -101,6 +102,9 @@ def main() -> int:
     parser.add_argument(
         "--mix", default="0", help="similarity's share in the veto's score, comma-separated (0: the judge alone)"
     )
+    parser.add_argument(
+        "--parts", default="on", help="judge each part of a compound question on its own: on, off or on,off"
+    )
     args = parser.parse_args()
     fragment = None
     if args.fragment_model.exists():
@@ -113,7 +117,8 @@ def main() -> int:
         return [None if v == off else float(v) for v in text.split(",")]
 
     grid: list[Row] = [
-        (float(s), f, floor, found, float(mix))
+        (float(s), f, floor, found, float(mix), parts == "on")
+        for parts in args.parts.split(",")
         for mix in args.mix.split(",")
         for s in args.sentence.split(",")
         for f in values(args.fragment, "off")
@@ -128,16 +133,17 @@ def main() -> int:
         return none if value is None else f"{value:.2f}"
 
     print(
-        f"{'mix':>5} {'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
+        f"{'parts':>5} {'mix':>5} {'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
         + "  ".join(f"{n + ' correct/refused/first':>34}" for n in names)
     )
-    for i, (s, f, floor, found, mix) in enumerate(grid):
+    for i, (s, f, floor, found, mix, parts) in enumerate(grid):
         cells = [
             f"{results[n][i]['correct']:>9.1%} {results[n][i]['refused']:>7.1%} {results[n][i]['first']:>7.1%}"
             f" ood {results[n][i]['ood']:.0%}"
             for n in names
         ]
-        where = f"{mix:>5.2f} {s:>8.2f} {shown(f, 'off'):>8} {shown(floor, 'default'):>7} "
+        where = f"{'on' if parts else 'off':>5} {mix:>5.2f} {s:>8.2f} {shown(f, 'off'):>8} "
+        where += f"{shown(floor, 'default'):>7} "
         where += f"{shown(found, 'default'):>7}  "
         print(where + "  ".join(f"{c:>34}" for c in cells), flush=True)
     return 0

@@ -67,6 +67,7 @@ class ExtractiveAnswerer:
         fragment_judge: Judge | None = None,
         fragment_threshold: float = 0.5,
         judge_mix: float = 0.0,
+        judge_parts: bool = True,
     ) -> None:
         # Give it the knowledge base's CachedEmbedder: the question was just embedded for retrieval,
         # and the same fragments' sentences come back for many questions.
@@ -82,6 +83,10 @@ class ExtractiveAnswerer:
         # The veto reads (1 - judge_mix) × the judge's probability + judge_mix × similarity's score, best of the
         # judged candidates: 0 is the judge alone (benchmarks/judge_sweep.py --mix measures the others).
         self.judge_mix = judge_mix
+        # Each part of a compound question judged on its own ("is X covered, and how much is Y?"): the question is
+        # answered when the whole or one of its parts clears the threshold, and an accepted part's best quote is
+        # shown. Off, only the whole question is judged (benchmarks/judge_sweep.py --parts measures both).
+        self.judge_parts = judge_parts
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         joined = standalone(question, history)
@@ -169,6 +174,15 @@ class ExtractiveAnswerer:
             veto = max(mixed, default=0.0) < self.judge_threshold
         else:
             veto = best < self.judge_threshold
+        # Each part on its own: "can I have glass in a front and what does it cost" is answered by two sentences,
+        # neither of which answers the whole.
+        accepted_parts = []
+        if self.judge_parts and len(parts) > 1:
+            for part, ranking in zip(parts, rankings[1:], strict=True):
+                part_judged = self._judged(part, ranking, hits)
+                if part_judged and part_judged[0][0] >= self.judge_threshold:
+                    accepted_parts.append(part_judged[0])
+            veto = veto and not accepted_parts
         if draft.found and veto and not draft.calculations:
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes.
@@ -189,6 +203,13 @@ class ExtractiveAnswerer:
                 _, number, sentence = judged[0]
                 rest = tuple(c for c in draft.claims if c.quote != sentence)
                 draft = Draft(True, (Claim(sentence, number, sentence), *rest)[:MAX_STATEMENTS], draft.model_calls)
+        if draft.found and not draft.calculations and accepted_parts:
+            # An accepted part's best sentence is quoted, after the quotes already chosen, within the limit.
+            claims = list(draft.claims)
+            for _, number, sentence in accepted_parts:
+                if all(c.quote != sentence for c in claims) and len(claims) < MAX_STATEMENTS:
+                    claims.append(Claim(sentence, number, sentence))
+            draft = Draft(True, tuple(claims), draft.model_calls)
         return draft
 
     def _answer_by_similarity(self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit]) -> Draft:

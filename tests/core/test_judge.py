@@ -94,6 +94,39 @@ def test_a_checked_calculation_is_not_vetoed(knowledge):
     assert draft.found and draft.calculations
 
 
+class PartJudge(StubJudge):
+    """Accepts the candidates of one question only: a part of a compound question, or none."""
+
+    def __init__(self, accepted_question: str) -> None:
+        super().__init__(0.0)
+        self.accepted_question = accepted_question
+
+    def score(self, question, candidates):
+        self.asked.append((question, list(candidates)))
+        return np.full(len(candidates), 0.9 if question == self.accepted_question else 0.05, dtype=np.float32)
+
+
+def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
+    question = "can I have glass in a front and what does it cost"
+    hits = knowledge.retrieve(question, PUBLIC).hits
+    judge = PartJudge("what does it cost")
+    answerer = ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25)
+    draft = answerer.answer(question, hits)
+    # The whole was rated 0.05, but one part is answered: the question is, and the part's best quote is shown.
+    assert {q for q, _ in judge.asked} == {question, "can I have glass in a front", "what does it cost"}
+    assert draft.found
+    part_best = next(c for q, c in judge.asked if q == "what does it cost")
+    assert any(
+        candidate_text(hits[c.fragment - 1].fragment.title, hits[c.fragment - 1].fragment.section, c.quote) in part_best
+        for c in draft.claims
+    )
+    # Judged as a whole only, the same question is refused; and no part accepted refuses it too.
+    answerer.judge_parts = False
+    assert not answerer.answer(question, hits).found
+    nobody = ExtractiveAnswerer(knowledge.embedder, judge=PartJudge("something else"), judge_threshold=0.25)
+    assert not nobody.answer(question, hits).found
+
+
 def _fragment_vetted(knowledge, probability):
     fragment = StubJudge(probability)
     answerer = ExtractiveAnswerer(
