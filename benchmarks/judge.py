@@ -99,8 +99,6 @@ def gold_set(name: str, judge: Judge, fragment: Judge | None = None) -> dict[str
         kb = KnowledgeBase(settings)
         kb.sync()
         answerer = ExtractiveAnswerer(kb.embedder)
-        # "bare": the same judge reading the sentence alone, without its document and section: what the context
-        # in the input is worth.
         rows: dict[str, list[float]] = {"similarity": [], "judge": [], "mix": [], "bare": []}
         if fragment is not None:
             rows |= {"fragment": [], "both": [], "mean": []}

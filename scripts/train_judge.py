@@ -360,6 +360,8 @@ def main() -> int:
         help="keep the embeddings and this many lower layers as the base has them: a third less work per step",
     )
     args = parser.parse_args()
+    if args.checkpoint and not args.export_only:
+        parser.error("--checkpoint exports a kept checkpoint: give --export-only too")
     if args.form == "fragment" and args.work == WORK:
         args.work = WORK.with_name("judge-train-fragment")
     max_tokens = FRAGMENT_TOKENS if args.form == "fragment" else MAX_TOKENS
@@ -409,7 +411,7 @@ def main() -> int:
     loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)
     step = 0
     history: list[dict] = []
-    chosen = args.checkpoint if args.export_only and args.checkpoint else checkpoint
+    chosen = args.checkpoint or checkpoint
     if args.checkpoint and not args.checkpoint.exists():
         print(f"There is no checkpoint {args.checkpoint}.")
         return 2

@@ -177,7 +177,7 @@ class ExtractiveAnswerer:
         # Each part on its own: "can I have glass in a front and what does it cost" is answered by two sentences,
         # neither of which answers the whole.
         accepted_parts = []
-        if self.judge_parts and len(parts) > 1:
+        if self.judge_parts and len(parts) > 1 and draft.found and not draft.calculations:
             for part, ranking in zip(parts, rankings[1:], strict=True):
                 part_judged = self._judged(part, ranking, hits)
                 if part_judged and part_judged[0][0] >= self.judge_threshold:
@@ -203,7 +203,7 @@ class ExtractiveAnswerer:
                 _, number, sentence = judged[0]
                 rest = tuple(c for c in draft.claims if c.quote != sentence)
                 draft = Draft(True, (Claim(sentence, number, sentence), *rest)[:MAX_STATEMENTS], draft.model_calls)
-        if draft.found and not draft.calculations and accepted_parts:
+        if accepted_parts:
             # An accepted part's best sentence is quoted, after the quotes already chosen, within the limit.
             claims = list(draft.claims)
             for _, number, sentence in accepted_parts:
