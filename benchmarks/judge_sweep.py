@@ -3,11 +3,13 @@
 Run: python benchmarks/judge_sweep.py                               # the three English gold sets
      python benchmarks/judge_sweep.py --sets demo,policies --fragment-model var/fragment-judge/fragment-judge.onnx
      python benchmarks/judge_sweep.py --model var/new-judge/judge.onnx --sentence 0.25,0.4 --floor 0.35,0.40
+     python benchmarks/judge_sweep.py --fragment off --sets demo,heldout --second-floor off,0.25 --second-threshold 0.9
 
 Each set is indexed once and every question asked through the real pipeline (`Pipeline.answer`, as
 `verbatim eval` asks it) once per row of the grid: the sentence judge's threshold, the fragment-level
-judge's threshold (`off`: not asked), and similarity's own two, the retrieval floor
-(`VERBATIM_MIN_SIMILARITY`) and the found-threshold (`VERBATIM_FOUND_THRESHOLD`). `--model` puts another
+judge's threshold (`off`: not asked), similarity's own two, the retrieval floor
+(`VERBATIM_MIN_SIMILARITY`) and the found-threshold (`VERBATIM_FOUND_THRESHOLD`), and the second look's
+floor and judge threshold for refused questions (`VERBATIM_SECOND_LOOK_FLOOR`, `…_THRESHOLD`). `--model` puts another
 sentence-judge export in the shipped one's place, so a retrained judge is compared through the same
 answers. The judges cache the pairs they have read, so a row after the first costs retrieval and
 similarity only. A row is worth keeping only when it moves more than one set; the point is one row that
@@ -38,11 +40,14 @@ SETS = {
     "clapnq": (ROOT.parent / "shared/evals/clapnq/questions.jsonl", ROOT.parent / "shared/evals/clapnq/knowledge"),
     # The synthetic businesses no judge trains on: made by `python scripts/heldout_eval.py var/heldout`.
     "heldout": (ROOT / "var" / "heldout" / "questions.jsonl", ROOT / "var" / "heldout" / "knowledge"),
+    "de": (ROOT / "evals" / "de" / "questions.jsonl", ROOT / "evals" / "de" / "knowledge"),
+    "fr": (ROOT / "evals" / "fr" / "questions.jsonl", ROOT / "evals" / "fr" / "knowledge"),
 }
 
 
-# sentence, fragment, floor, found (None: default), mix, each part of a compound question judged on its own
-Row = tuple[float, float | None, float | None, float | None, float, bool]
+# sentence, fragment, floor, found (None: default), mix, each part of a compound question judged on its own,
+# the second look's floor (None: default; `off` is given as 1.0) and its judge threshold (None: default)
+Row = tuple[float, float | None, float | None, float | None, float, bool, float | None, float | None]
 
 
 def rows_for(
@@ -62,8 +67,13 @@ def rows_for(
             if sentence is not None:
                 answerer.judge = sentence
             settled, found = kb.settings, answerer.found_threshold
-            for sentence_threshold, fragment_threshold, floor, found_threshold, mix, parts in grid:
-                kb.settings = replace(settled, min_similarity=settled.min_similarity if floor is None else floor)
+            for sentence_threshold, fragment_threshold, floor, found_threshold, mix, parts, second, surer in grid:
+                kb.settings = replace(
+                    settled,
+                    min_similarity=settled.min_similarity if floor is None else floor,
+                    second_look_floor=settled.second_look_floor if second is None else second,
+                    second_look_threshold=settled.second_look_threshold if surer is None else surer,
+                )
                 answerer.found_threshold = found if found_threshold is None else found_threshold
                 answerer.judge_threshold = sentence_threshold
                 answerer.judge_mix = mix
@@ -103,6 +113,12 @@ def main() -> int:
         "--mix", default="0", help="similarity's share in the veto's score, comma-separated (0: the judge alone)"
     )
     parser.add_argument(
+        "--second-floor", default="default", help="the second look's floors ('default': the setting's; 'off')"
+    )
+    parser.add_argument(
+        "--second-threshold", default="default", help="the second look's judge thresholds ('default': the setting's)"
+    )
+    parser.add_argument(
         "--parts", default="on", help="judge each part of a compound question on its own: on, off or on,off"
     )
     args = parser.parse_args()
@@ -117,7 +133,7 @@ def main() -> int:
         return [None if v == off else float(v) for v in text.split(",")]
 
     grid: list[Row] = [
-        (float(s), f, floor, found, float(mix), parts == "on")
+        (float(s), f, floor, found, float(mix), parts == "on", second, surer)
         for parts in args.parts.split(",")
         for mix in args.mix.split(",")
         for s in args.sentence.split(",")
@@ -125,6 +141,8 @@ def main() -> int:
         if f is None or fragment is not None
         for floor in values(args.floor, "default")
         for found in values(args.found, "default")
+        for second in values(args.second_floor.replace("off", "1"), "default")  # a floor of 1 finds nothing more
+        for surer in values(args.second_threshold, "default")
     ]
     names = args.sets.split(",")
     results = {name: rows_for(name, grid, sentence, fragment) for name in names}
@@ -133,10 +151,11 @@ def main() -> int:
         return none if value is None else f"{value:.2f}"
 
     print(
-        f"{'parts':>5} {'mix':>5} {'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7}  "
+        f"{'parts':>5} {'mix':>5} {'sentence':>8} {'fragment':>8} {'floor':>7} {'found':>7} {'second':>7} "
+        + f"{'surer':>7}  "
         + "  ".join(f"{n + ' correct/refused/first':>34}" for n in names)
     )
-    for i, (s, f, floor, found, mix, parts) in enumerate(grid):
+    for i, (s, f, floor, found, mix, parts, second, surer) in enumerate(grid):
         cells = [
             f"{results[n][i]['correct']:>9.1%} {results[n][i]['refused']:>7.1%} {results[n][i]['first']:>7.1%}"
             f" ood {results[n][i]['ood']:.0%}"
@@ -144,7 +163,8 @@ def main() -> int:
         ]
         where = f"{'on' if parts else 'off':>5} {mix:>5.2f} {s:>8.2f} {shown(f, 'off'):>8} "
         where += f"{shown(floor, 'default'):>7} "
-        where += f"{shown(found, 'default'):>7}  "
+        where += f"{shown(found, 'default'):>7} {'off' if second == 1.0 else shown(second, 'default'):>7} "
+        where += f"{shown(surer, 'default'):>7}  "
         print(where + "  ".join(f"{c:>34}" for c in cells), flush=True)
     return 0
 

@@ -9,6 +9,7 @@ not quoted as an answer.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 
@@ -87,6 +88,15 @@ class ExtractiveAnswerer:
         # answered when the whole or one of its parts clears the threshold, and an accepted part's best quote is
         # shown. Off, only the whole question is judged (benchmarks/judge_sweep.py --parts measures both).
         self.judge_parts = judge_parts
+
+    def surer(self, threshold: float) -> ExtractiveAnswerer | None:
+        """This answerer with a judge that must reach `threshold`, for hits retrieval found weaker; None without
+        a judge, since similarity alone can't be surer of a weaker hit."""
+        if self.judge is None:
+            return None
+        stricter = copy.copy(self)
+        stricter.judge_threshold = max(threshold, self.judge_threshold)
+        return stricter
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         joined = standalone(question, history)

@@ -167,6 +167,7 @@ class Pipeline:
             embedder=settled.embedder,
             min_similarity=settled.min_similarity,
             found_threshold=settled.found_threshold,
+            second_look_floor=settled.second_look_floor,
         )
         self.settings = settings
         self.answerer = answerer or make_answerer(settings, self.knowledge.embedder)
@@ -236,6 +237,8 @@ class Pipeline:
                 hits = retrieval.hits
                 said = " ".join([*(turn.question for turn in history), question])
                 verdict = decide(self.answerer, standalone, hits, timings, said=said)
+                if verdict.reason in ("no_match", "not_found"):
+                    verdict, hits = self._second_look(standalone, scope, verdict, hits, timings, said)
                 # Dated here, not in decide(): whether a document is past review depends on today and settings.
                 dated = date_quotes(verdict.statements, hits, self.settings.review_days)
                 verdict = replace(verdict, statements=dated)
@@ -261,6 +264,30 @@ class Pipeline:
         )
         self.runlog.record(answer.to_record(), surface, conversation)
         return answer
+
+    def _second_look(
+        self,
+        question: str,
+        scope: frozenset[str],
+        refused: Verdict,
+        hits: list[Hit],
+        timings: dict[str, float],
+        said: str,
+    ) -> tuple[Verdict, list[Hit]]:
+        """A refused question looked at again below the floor, where the judge must be surer: "how much is the care
+        kit oil?" is answered by a care guide's sentence in a fragment only 0.397 similar to it as a whole, and "do
+        you treat horses" by "Horses and farm animals are not treated" at 0.327. The refusal stands unless the
+        surer answerer answers from the wider hits."""
+        settings = self.knowledge.settings
+        answerer = self.answerer
+        surer = answerer.surer(settings.second_look_threshold) if isinstance(answerer, ExtractiveAnswerer) else None
+        if surer is None or settings.second_look_floor >= settings.min_similarity:
+            return refused, hits
+        mark = time.perf_counter()
+        wider = self.knowledge.retrieve(question, scope, settings.second_look_floor).hits
+        second = decide(surer, question, wider, said=said) if len(wider) > len(hits) else refused
+        timings["second_look"] = (time.perf_counter() - mark) * 1000
+        return (refused, hits) if second.reason else (second, wider)
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:
         return self.runlog.feedback(answer_id, value, surface, who)

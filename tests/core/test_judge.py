@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,7 +14,13 @@ from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline, make_answerer
 from core.common.answers import Turn
 from core.common.errors import ConfigError
-from core.common.settings import DEFAULT_JUDGE_THRESHOLD, Settings, from_env
+from core.common.settings import (
+    DEFAULT_JUDGE_THRESHOLD,
+    DEFAULT_SECOND_LOOK_FLOOR,
+    MULTILINGUAL_MIN_SIMILARITY,
+    Settings,
+    from_env,
+)
 from tests.core.conftest import PUBLIC, quotes_of
 from tests.fakes import quoting
 
@@ -130,6 +137,41 @@ def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
     assert not answerer.answer(question, hits).found
     nobody = ExtractiveAnswerer(knowledge.embedder, judge=PartJudge("something else"), judge_threshold=0.25)
     assert not nobody.answer(question, hits).found
+
+
+def _second_look(settings, knowledge, probability, second_floor):
+    # A floor no hit reaches, so every question is refused at first and only the second look can answer.
+    knowledge.settings = replace(knowledge.settings, min_similarity=0.95, second_look_floor=second_floor)
+    judge = StubJudge(probability)
+    return Pipeline(settings, knowledge, ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25))
+
+
+def test_a_refused_question_gets_a_second_look_below_the_floor_where_the_judge_must_be_surer(settings, knowledge):
+    question = "How much is a walnut worktop?"
+    sure = _second_look(settings, knowledge, 0.95, 0.2).answer(question, PUBLIC)
+    assert sure.answered and any("walnut" in q.text.lower() for q in quotes_of(sure))
+    assert all(h.score < 0.95 for h in sure.retrieved) and "second_look" in sure.timings_ms
+    # A verdict that clears the usual threshold (0.25) but not the second look's (0.9) leaves the refusal as it was.
+    unsure = _second_look(settings, knowledge, 0.5, 0.2).answer(question, PUBLIC)
+    assert unsure.kind == "refused" and unsure.reason == "no_match" and not unsure.retrieved
+    # A second-look floor at or above the floor turns it off.
+    off = _second_look(settings, knowledge, 0.95, 0.95).answer(question, PUBLIC)
+    assert off.kind == "refused" and "second_look" not in off.timings_ms
+
+
+def test_the_second_look_answers_from_a_fragment_just_under_the_floor(extractive):
+    # The care guide's fragment is less similar to the question than the floor (0.40) as a whole; the judge is sure.
+    answer = extractive.answer("how much is the care kit oil?", PUBLIC)
+    assert "second_look" in answer.timings_ms and answer.answered
+    assert "29 EUR" in quotes_of(answer)[0].text
+
+
+def test_the_second_look_is_off_for_the_multilingual_embedder_unless_its_floor_is_set():
+    assert from_env({}).second_look_floor == DEFAULT_SECOND_LOOK_FLOOR
+    assert from_env({"VERBATIM_EMBEDDER": "multilingual"}).second_look_floor == MULTILINGUAL_MIN_SIMILARITY
+    assert Settings().with_multilingual().second_look_floor == MULTILINGUAL_MIN_SIMILARITY
+    chosen = from_env({"VERBATIM_SECOND_LOOK_FLOOR": "0.7"}).with_multilingual()
+    assert chosen.second_look_floor == 0.7
 
 
 def _fragment_vetted(knowledge, probability):

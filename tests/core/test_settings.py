@@ -25,6 +25,8 @@ READ = [
     ("VERBATIM_FOUND_THRESHOLD", "0.7", "found_threshold", 0.7, {}),
     ("VERBATIM_JUDGE", "off", "judge", False, {}),
     ("VERBATIM_JUDGE_THRESHOLD", "0.6", "judge_threshold", 0.6, {}),
+    ("VERBATIM_SECOND_LOOK_FLOOR", "0.3", "second_look_floor", 0.3, {}),
+    ("VERBATIM_SECOND_LOOK_THRESHOLD", "0.8", "second_look_threshold", 0.8, {}),
     ("VERBATIM_LLM_JUDGE", "on", "llm_judge", True, {}),
     ("VERBATIM_ANSWERER", "llm", "answerer", "llm", LLM),
     ("VERBATIM_LLM_BASE_URL", "https://l.example/v1", "llm_base_url", "https://l.example/v1", {}),
