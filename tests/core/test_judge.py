@@ -139,6 +139,39 @@ def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
     assert not nobody.answer(question, hits).found
 
 
+class SurePick(StubJudge):
+    """Rates every candidate `probability`, but the last it is given (similarity's lowest judged) 0.95."""
+
+    def score(self, question, candidates):
+        out = super().score(question, candidates)
+        if len(out):
+            out[-1] = 0.95
+        return out
+
+
+def _shown(hits, draft):
+    return [
+        candidate_text(hits[c.fragment - 1].fragment.title, hits[c.fragment - 1].fragment.section, c.quote)
+        for c in draft.claims
+    ]
+
+
+@pytest.mark.parametrize("others, place", [(0.6, 1), (0.3, 0)])
+def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_when_that_is_wanting(
+    knowledge, others, place
+):
+    question = "How much is a walnut worktop?"
+    hits = knowledge.retrieve(question, PUBLIC).hits
+    plain = ExtractiveAnswerer(knowledge.embedder, judge=StubJudge(others), judge_threshold=0.25).answer(question, hits)
+    judge = SurePick(others)
+    draft = ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25).answer(question, hits)
+    pick = judge.asked[0][1][-1]
+    assert pick not in _shown(hits, plain)[:2]
+    shown = _shown(hits, draft)
+    # Rated 0.6, similarity's first stays first and the pick comes second; rated 0.3, the pick goes first.
+    assert shown[place] == pick and shown[1 - place] == _shown(hits, plain)[0]
+
+
 def _second_look(settings, knowledge, probability, second_floor):
     # A floor no hit reaches, so every question is refused at first and only the second look can answer.
     knowledge.settings = replace(knowledge.settings, min_similarity=0.95, second_look_floor=second_floor)
