@@ -156,8 +156,8 @@ def _shown(hits, draft):
     ]
 
 
-@pytest.mark.parametrize("others, place", [(0.6, 1), (0.3, 0)])
-def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_when_that_is_wanting(
+@pytest.mark.parametrize("others, place", [(0.9, 1), (0.6, 0)])
+def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_when_rated_clearly_above(
     knowledge, others, place
 ):
     question = "How much is a walnut worktop?"
@@ -168,7 +168,7 @@ def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_wh
     pick = judge.asked[0][1][-1]
     assert pick not in _shown(hits, plain)[:2]
     shown = _shown(hits, draft)
-    # Rated 0.6, similarity's first stays first and the pick comes second; rated 0.3, the pick goes first.
+    # Similarity's first rated 0.9 stays first and the pick (0.95) comes second; rated 0.6, the pick goes first.
     assert shown[place] == pick and shown[1 - place] == _shown(hits, plain)[0]
 
 
