@@ -33,7 +33,7 @@ LEXICAL_WEIGHT = 0.35
 # How many of the best candidates by similarity the judge reads: 4 refused more near misses than 8 or 16 on
 # two of the three gold sets, for one answer fewer on the demo (see core/data/judge/MODEL_CARD.md).
 JUDGED = 4
-# The judge vetoes and corrects what similarity proposes; it does not pick the quotes itself: picking, it quoted
+# The judge vetoes and corrects what similarity proposes; it does not choose the quotes alone: choosing, it quoted
 # another item's price more often than similarity does (demo correct 79.1 % against 90.7 %, MODEL_CARD.md).
 # A candidate the judge rates at SURE or more is quoted, right after similarity's first: +1.2, +3.7 and +1.4
 # points of correct on the policies, ClapNQ and heldout, no refusal changed (core/data/judge/MODEL_CARD.md,
@@ -90,6 +90,7 @@ class ExtractiveAnswerer:
         # answered when the whole or one of its parts clears the threshold, and an accepted part's best quote is
         # shown. Off, only the whole question is judged (benchmarks/judge_sweep.py --parts measures both).
         self.judge_parts = judge_parts
+        self.vetoes_calculations = False  # True for the second look's surer copy (see `surer`)
 
     def surer(self, threshold: float) -> ExtractiveAnswerer | None:
         """This answerer with a judge that must reach `threshold`, for hits retrieval found weaker; None without
@@ -98,6 +99,9 @@ class ExtractiveAnswerer:
             return None
         stricter = copy.copy(self)
         stricter.judge_threshold = max(threshold, self.judge_threshold)
+        # Code checks a calculation's arithmetic, not that its quotes are about the asked item: below the floor,
+        # the judge must vouch for it too.
+        stricter.vetoes_calculations = True
         return stricter
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
@@ -170,7 +174,7 @@ class ExtractiveAnswerer:
         self, question: str, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]
     ) -> Draft:
         """Similarity proposes, as without the judge; the judge refuses it when none of the best candidates
-        answers, and puts its own best first when it finds similarity's first quote wanting."""
+        answers, quotes its own sure pick too, and puts first the quote it rates clearly above similarity's."""
         # A sentence whose figures in the asked unit say another case ("up to 15 km" for 40 km) doesn't answer.
         asked_texts = [question, *parts] if len(parts) > 1 else [question]
         rankings = [
@@ -195,9 +199,10 @@ class ExtractiveAnswerer:
                 if part_judged and part_judged[0][0] >= self.judge_threshold:
                     accepted_parts.append(part_judged[0])
             veto = veto and not accepted_parts
-        if draft.found and veto and not draft.calculations:
+        if draft.found and veto and (not draft.calculations or self.vetoes_calculations):
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
-            # the repair rate after the warranty ends. A calculation was checked by code against its quotes.
+            # the repair rate after the warranty ends. A calculation was checked by code against its quotes,
+            # unless its quotes come from below the floor (the second look).
             return Draft(found=False)
         if draft.found and not draft.calculations and self.fragment_judge is not None:
             # The second barrier read whole: does any fragment the best candidates stand in answer the question?

@@ -18,7 +18,7 @@ from core.common.answers import Answer, Calculation, Draft, Reason, Statement, T
 from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
 from core.common.language import detect
 from core.common.settings import Settings
-from core.common.values import Hit
+from core.common.values import TOP_K, Hit
 from core.retrieval.knowledge import KnowledgeBase, clean_question
 from core.store import RunLogStore, Store
 from core.vectors.embeddings import Embedder
@@ -281,12 +281,20 @@ class Pipeline:
         settings = self.knowledge.settings
         answerer = self.answerer
         surer = answerer.surer(settings.second_look_threshold) if isinstance(answerer, ExtractiveAnswerer) else None
-        if surer is None or settings.second_look_floor >= settings.min_similarity:
+        # With TOP_K hits already, a lower floor finds only hits below them, which the search would not keep.
+        if surer is None or settings.second_look_floor >= settings.min_similarity or len(hits) >= TOP_K:
             return refused, hits
         mark = time.perf_counter()
-        wider = self.knowledge.retrieve(question, scope, settings.second_look_floor).hits
-        second = decide(surer, question, wider, said=said) if len(wider) > len(hits) else refused
-        timings["second_look"] = (time.perf_counter() - mark) * 1000
+        try:
+            wider = self.knowledge.retrieve(question, scope, settings.second_look_floor).hits
+            second = decide(surer, question, wider, said=said) if len(wider) > len(hits) else refused
+        except StoreUnavailable:
+            raise
+        except VerbatimError as exc:  # an honest refusal is not turned into an error by a look it didn't need
+            log.warning("the second look failed, so the refusal stands: %s", exc)
+            return refused, hits
+        finally:
+            timings["second_look"] = (time.perf_counter() - mark) * 1000
         return (refused, hits) if second.reason else (second, wider)
 
     def feedback(self, answer_id: str, value: str, surface: str, who: str | None = None) -> bool:

@@ -26,9 +26,10 @@ MULTILINGUAL_FOUND_THRESHOLD = 0.96
 # benchmarks/judge_sweep.py --second-floor/--second-threshold (core/data/judge/MODEL_CARD.md, "The second look").
 DEFAULT_SECOND_LOOK_FLOOR = 0.25
 DEFAULT_SECOND_LOOK_THRESHOLD = 0.9
-# Off for the multilingual embedder: the judge reads English best, and on the German and French sets the second
-# look gained one answer for one wrong one (MODEL_CARD.md).
-MULTILINGUAL_SECOND_LOOK_FLOOR = MULTILINGUAL_MIN_SIMILARITY
+# A second-look floor no hit is found below: the second look is off. It is, unless VERBATIM_SECOND_LOOK_FLOOR is
+# set, for the multilingual embedder (on the German and French sets it gained one answer for one wrong one,
+# MODEL_CARD.md) and for a remote one: 0.25 was measured on the local model's cosines only.
+SECOND_LOOK_OFF = 1.0
 EMBEDDERS = ("local", "remote", "multilingual")
 
 
@@ -47,7 +48,7 @@ class Settings:
     judge: bool = True  # the extractive answerer asks the answerability judge; False: similarity alone, as before
     judge_threshold: float = DEFAULT_JUDGE_THRESHOLD
     # The second look at a lower floor for a refused question (extractive answerer with the judge only); a floor
-    # at or above min_similarity turns it off.
+    # at or above min_similarity turns it off (SECOND_LOOK_OFF).
     second_look_floor: float = DEFAULT_SECOND_LOOK_FLOOR
     second_look_threshold: float = DEFAULT_SECOND_LOOK_THRESHOLD
     llm_judge: bool = False  # the judge as a second opinion on the LLM answerer's claims
@@ -77,9 +78,7 @@ class Settings:
             embedder="multilingual",
             min_similarity=self.min_similarity if "min_similarity" in self.chosen else MULTILINGUAL_MIN_SIMILARITY,
             found_threshold=self.found_threshold if "found_threshold" in self.chosen else MULTILINGUAL_FOUND_THRESHOLD,
-            second_look_floor=(
-                self.second_look_floor if "second_look_floor" in self.chosen else MULTILINGUAL_SECOND_LOOK_FLOOR
-            ),
+            second_look_floor=(self.second_look_floor if "second_look_floor" in self.chosen else SECOND_LOOK_OFF),
         )
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
@@ -161,7 +160,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     multilingual = embedder == "multilingual"
     floor = MULTILINGUAL_MIN_SIMILARITY if multilingual else DEFAULT_MIN_SIMILARITY
     found = MULTILINGUAL_FOUND_THRESHOLD if multilingual else DEFAULT_FOUND_THRESHOLD
-    second_floor = MULTILINGUAL_SECOND_LOOK_FLOOR if multilingual else DEFAULT_SECOND_LOOK_FLOOR
+    second_floor = DEFAULT_SECOND_LOOK_FLOOR if embedder == "local" else SECOND_LOOK_OFF
     settings = Settings(
         knowledge_dir=Path(read.text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
         data_dir=Path(read.text("VERBATIM_DATA_DIR", "var") or "var"),

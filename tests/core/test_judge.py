@@ -17,7 +17,7 @@ from core.common.errors import ConfigError
 from core.common.settings import (
     DEFAULT_JUDGE_THRESHOLD,
     DEFAULT_SECOND_LOOK_FLOOR,
-    MULTILINGUAL_MIN_SIMILARITY,
+    SECOND_LOOK_OFF,
     Settings,
     from_env,
 )
@@ -140,12 +140,16 @@ def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
 
 
 class SurePick(StubJudge):
-    """Rates every candidate `probability`, but the last it is given (similarity's lowest judged) 0.95."""
+    """Rates every candidate `probability`, but the last it is given (similarity's lowest judged) `pick`."""
+
+    def __init__(self, probability: float, pick: float = 0.95) -> None:
+        super().__init__(probability)
+        self.pick = pick
 
     def score(self, question, candidates):
         out = super().score(question, candidates)
         if len(out):
-            out[-1] = 0.95
+            out[-1] = self.pick
         return out
 
 
@@ -170,6 +174,9 @@ def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_wh
     shown = _shown(hits, draft)
     # Similarity's first rated 0.9 stays first and the pick (0.95) comes second; rated 0.6, the pick goes first.
     assert shown[place] == pick and shown[1 - place] == _shown(hits, plain)[0]
+    # A best candidate the judge is not sure of (0.8) is not added.
+    unsure = ExtractiveAnswerer(knowledge.embedder, judge=SurePick(0.6, 0.8), judge_threshold=0.25)
+    assert _shown(hits, unsure.answer(question, hits)) == _shown(hits, plain)
 
 
 def _second_look(settings, knowledge, probability, second_floor):
@@ -199,12 +206,30 @@ def test_the_second_look_answers_from_a_fragment_just_under_the_floor(extractive
     assert "29 EUR" in quotes_of(answer)[0].text
 
 
-def test_the_second_look_is_off_for_the_multilingual_embedder_unless_its_floor_is_set():
+def test_the_second_look_vetoes_a_calculation_the_judge_is_not_sure_of(settings, knowledge):
+    # Above the floor a checked calculation is never vetoed; below it, code has checked the sums but not the item.
+    question = "How much is 3 m of oak worktop with delivery 30 km away?"
+    unsure = _second_look(settings, knowledge, 0.5, 0.2).answer(question, PUBLIC)
+    assert unsure.kind == "refused" and "second_look" in unsure.timings_ms
+    sure = _second_look(settings, knowledge, 0.95, 0.2).answer(question, PUBLIC)
+    assert sure.answered and sure.calculations
+
+
+def test_the_second_look_is_off_for_other_embedders_unless_its_floor_is_set():
     assert from_env({}).second_look_floor == DEFAULT_SECOND_LOOK_FLOOR
-    assert from_env({"VERBATIM_EMBEDDER": "multilingual"}).second_look_floor == MULTILINGUAL_MIN_SIMILARITY
-    assert Settings().with_multilingual().second_look_floor == MULTILINGUAL_MIN_SIMILARITY
+    assert from_env({"VERBATIM_EMBEDDER": "multilingual"}).second_look_floor == SECOND_LOOK_OFF
+    assert Settings().with_multilingual().second_look_floor == SECOND_LOOK_OFF
     chosen = from_env({"VERBATIM_SECOND_LOOK_FLOOR": "0.7"}).with_multilingual()
     assert chosen.second_look_floor == 0.7
+    # Off whatever floor is set beside it, and for a remote embedder, whose cosines were never measured for it.
+    higher = from_env({"VERBATIM_EMBEDDER": "multilingual", "VERBATIM_MIN_SIMILARITY": "0.9"})
+    assert higher.second_look_floor >= higher.min_similarity
+    remote = {
+        "VERBATIM_EMBEDDER": "remote",
+        "VERBATIM_EMBEDDING_BASE_URL": "http://e/v1",
+        "VERBATIM_EMBEDDING_MODEL": "e",
+    }
+    assert from_env(remote).second_look_floor >= from_env(remote).min_similarity
 
 
 def _fragment_vetted(knowledge, probability):
