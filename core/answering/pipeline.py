@@ -18,7 +18,7 @@ from core.common.answers import Answer, Calculation, Draft, Reason, Statement, T
 from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
 from core.common.language import detect
 from core.common.settings import Settings
-from core.common.values import TOP_K, Hit
+from core.common.values import Hit
 from core.retrieval.knowledge import KnowledgeBase, clean_question
 from core.store import RunLogStore, Store
 from core.vectors.embeddings import Embedder
@@ -232,13 +232,8 @@ class Pipeline:
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.
                 verdict = Verdict("language", language=language, languages=readable)
             else:
-                retrieval = self.knowledge.retrieve(standalone, scope)
-                timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
-                hits = retrieval.hits
                 said = " ".join([*(turn.question for turn in history), question])
-                verdict = decide(self.answerer, standalone, hits, timings, said=said)
-                if verdict.reason in ("no_match", "not_found"):
-                    verdict, hits = self._second_look(standalone, scope, verdict, hits, timings, said)
+                verdict, hits = self._retrieve_and_decide(standalone, scope, timings, said)
                 # Dated here, not in decide(): whether a document is past review depends on today and settings.
                 dated = date_quotes(verdict.statements, hits, self.settings.review_days)
                 verdict = replace(verdict, statements=dated)
@@ -265,29 +260,40 @@ class Pipeline:
         self.runlog.record(answer.to_record(), surface, conversation)
         return answer
 
-    def _second_look(
-        self,
-        question: str,
-        scope: frozenset[str],
-        refused: Verdict,
-        hits: list[Hit],
-        timings: dict[str, float],
-        said: str,
+    def _retrieve_and_decide(
+        self, question: str, scope: frozenset[str], timings: dict[str, float], said: str
     ) -> tuple[Verdict, list[Hit]]:
-        """A refused question looked at again below the floor, where the judge must be surer: "how much is the care
-        kit oil?" is answered by a care guide's sentence in a fragment only 0.397 similar to it as a whole, and "do
-        you treat horses" by "Horses and farm animals are not treated" at 0.327. The refusal stands unless the
-        surer answerer answers from the wider hits."""
+        """The verdict on the hits at the floor and, for a refusal, the second look's on those below it.
+
+        One retrieval serves both looks: down to the second look's floor when it is on, and the floor's own hits
+        are the best of those (the search takes hits in order of score)."""
+        retrieval = self.knowledge.retrieve(question, scope, self._second_look_floor())
+        timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
+        floor = self.knowledge.settings.min_similarity
+        hits = [hit for hit in retrieval.hits if hit.score >= floor]
+        verdict = decide(self.answerer, question, hits, timings, said=said)
+        if verdict.reason in ("no_match", "not_found") and len(retrieval.hits) > len(hits):
+            return self._second_look(question, verdict, hits, retrieval.hits, timings, said)
+        return verdict, hits
+
+    def _second_look_floor(self) -> float | None:
+        """How far down the second look retrieves; None when it is off (no judge, or a floor not below the floor)."""
         settings = self.knowledge.settings
-        answerer = self.answerer
-        surer = answerer.surer(settings.second_look_threshold) if isinstance(answerer, ExtractiveAnswerer) else None
-        # With TOP_K hits already, a lower floor finds only hits below them, which the search would not keep.
-        if surer is None or settings.second_look_floor >= settings.min_similarity or len(hits) >= TOP_K:
-            return refused, hits
+        judged = isinstance(self.answerer, ExtractiveAnswerer) and self.answerer.judge is not None
+        return settings.second_look_floor if judged and settings.second_look_floor < settings.min_similarity else None
+
+    def _second_look(
+        self, question: str, refused: Verdict, hits: list[Hit], wider: list[Hit], timings: dict[str, float], said: str
+    ) -> tuple[Verdict, list[Hit]]:
+        """A refused question looked at again with the hits below the floor, where the judge must be surer: "how
+        much is the care kit oil?" is answered by a care guide's sentence in a fragment only 0.397 similar to it as
+        a whole, and "do you treat horses" by "Horses and farm animals are not treated" at 0.327. The refusal
+        stands unless the surer answerer answers from the wider hits."""
+        assert isinstance(self.answerer, ExtractiveAnswerer)
+        surer = self.answerer.surer(self.knowledge.settings.second_look_threshold)
         mark = time.perf_counter()
         try:
-            wider = self.knowledge.retrieve(question, scope, settings.second_look_floor).hits
-            second = decide(surer, question, wider, said=said) if len(wider) > len(hits) else refused
+            second = decide(surer, question, wider, said=said) if surer is not None else refused
         except StoreUnavailable:
             raise
         except VerbatimError as exc:  # an honest refusal is not turned into an error by a look it didn't need

@@ -13,7 +13,7 @@ from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, s
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline, make_answerer
 from core.common.answers import Turn
-from core.common.errors import ConfigError
+from core.common.errors import ConfigError, VerbatimError
 from core.common.settings import (
     DEFAULT_JUDGE_THRESHOLD,
     DEFAULT_SECOND_LOOK_FLOOR,
@@ -204,6 +204,18 @@ def test_the_second_look_answers_from_a_fragment_just_under_the_floor(extractive
     answer = extractive.answer("how much is the care kit oil?", PUBLIC)
     assert "second_look" in answer.timings_ms and answer.answered
     assert "29 EUR" in quotes_of(answer)[0].text
+
+
+class BrokenJudge(StubJudge):
+    def score(self, question, candidates):
+        raise VerbatimError("The judge's model file can't be read.")
+
+
+def test_a_second_look_that_fails_leaves_the_refusal_as_it_was(settings, knowledge):
+    pipeline = _second_look(settings, knowledge, 0.95, 0.2)
+    pipeline.answerer.judge = BrokenJudge(0.0)
+    answer = pipeline.answer("How much is a walnut worktop?", PUBLIC)
+    assert answer.kind == "refused" and answer.reason == "no_match" and not answer.error
 
 
 def test_the_second_look_vetoes_a_calculation_the_judge_is_not_sure_of(settings, knowledge):
