@@ -204,6 +204,10 @@ class Flow:
         assert self.page is not None
         return self.page
 
+    def need(self, lines: int) -> None:
+        """Start a new page unless `lines` more lines fit on this one (a lead-in kept with its list)."""
+        self._room(self.leading * lines)
+
     def heading(self, text: str, level: int = 1, bookmark: bool = True) -> None:
         size = {0: 20.0, 1: 15.0, 2: 12.5}.get(level, 11.5)
         page = self._room(size * 1.6 + self.leading * 3)  # never leave a heading alone at a page's foot

@@ -27,8 +27,50 @@ class Turn:
 REFUSED_TURN = "(not in the knowledge base)"
 _REFERS_BACK = re.compile(
     r"^(and|also|what about|how about|same|but|or)\b|\b(that|it|this|those|these|them|there|one|ones)\b"
+    # German, French and Spanish follow-ups start the same way: "und die junior suite?", "et pour 3 nuits ?",
+    # "y cuanto tarda?"; or point back: "dafür", "davon", "ça", "celle-là", "eso".
+    r"|^(und|aber|oder|et|mais|ou|y|e|pero|o)\b|\b(dafür|davon|dazu|ça|celui|celle|eso|esa|ese)\b"
 )
 _TOPIC_WORD = re.compile(r"[a-z]{3,}")
+# German, French and Spanish words that name no topic, for counting a follow-up's own topic words.
+_FOREIGN_FUNCTION = frozenset(
+    [
+        "und",
+        "oder",
+        "aber",
+        "die",
+        "der",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "für",
+        "mit",
+        "bei",
+        "auch",
+        "noch",
+        "et",
+        "ou",
+        "mais",
+        "les",
+        "pour",
+        "avec",
+        "des",
+        "une",
+        "est",
+        "los",
+        "las",
+        "para",
+        "con",
+        "del",
+        "una",
+        "pero",
+        "como",
+    ]
+)
 # A follow-up that names more than this many topic words of its own stands alone, even with an "it" in it
 # ("What does it cost to carry a wardrobe up to the 4th floor?" after a question about vouchers).
 OWN_TOPIC_WORDS = 2
@@ -44,7 +86,7 @@ def standalone(question: str, history: Sequence[Turn]) -> str:
     """
     if not history or not _REFERS_BACK.search(question.lower()):
         return question
-    own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term)}
+    own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term) and term not in _FOREIGN_FUNCTION}
     if len(own) > OWN_TOPIC_WORDS:
         return question
     return f"{history[-1].question} {question}"
@@ -339,6 +381,11 @@ class Answer:
             "model_calls": self.model_calls,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+def answer_as_turn(answer: Answer) -> str:
+    """What an answer says, as a conversation's history reads it (the same as `turns_from` reads the log)."""
+    return " ".join(s.text for s in answer.statements) if answer.kind == "answered" else REFUSED_TURN
 
 
 def turns_from(records: Sequence[LogRecord]) -> list[Turn]:

@@ -18,7 +18,7 @@ from core.answering import judge as judge_module
 from core.answering.extractive import ExtractiveAnswerer
 from core.answering.pipeline import Pipeline, build_answer, decide
 from core.answering.quotes import locate
-from core.common.answers import Answer
+from core.common.answers import Answer, Turn, answer_as_turn
 from core.common.errors import VerbatimError
 from core.common.settings import Settings
 from core.retrieval.knowledge import SCOPES, KnowledgeBase
@@ -42,6 +42,7 @@ class GoldQuestion:
     pages: tuple[int, ...] = ()  # for paged documents: a quote from one of these pages is required
     result: str = ""  # an expected calculation result ("540.00"): some calculation shown must come to it
     unit: str = ""  # and its unit ("EUR"), when given
+    follows: str = ""  # the id of an earlier question this one follows up, asked first in the same conversation
 
 
 def load_questions(path: Path) -> list[GoldQuestion]:
@@ -63,6 +64,8 @@ def load_questions(path: Path) -> list[GoldQuestion]:
         gold = _gold_question(data, where, f"line-{number}")
         if gold.id in seen:
             raise QuestionFileError(f"{where}: the id {gold.id!r} is used twice.")
+        if gold.follows and gold.follows not in seen:
+            raise QuestionFileError(f"{where}: it follows {gold.follows!r}, which is not an earlier question.")
         seen.add(gold.id)
         questions.append(gold)
     if not questions:
@@ -103,6 +106,9 @@ def _gold_question(data: object, where: str, default_id: str) -> GoldQuestion:
         raise QuestionFileError(f'{where}: "result" {result!r} is not a number.') from None
     if expected is not None and expect != "answer":
         raise QuestionFileError(f'{where}: only an answerable question can expect a calculation "result".')
+    follows = data.get("follows", "")
+    if not isinstance(follows, str):
+        raise QuestionFileError(f'{where}: "follows" must be the id of an earlier question.')
     return GoldQuestion(
         str(data.get("id") or default_id),
         question,
@@ -112,6 +118,7 @@ def _gold_question(data: object, where: str, default_id: str) -> GoldQuestion:
         pages=tuple(pages),
         result=result,
         unit=unit,
+        follows=follows,
         **lists,
     )
 
@@ -263,8 +270,11 @@ def evaluate(
         try:
             pipeline.knowledge.sync()
             report = Report()
+            turns: dict[str, Turn] = {}  # each question's turn, as history for the questions that follow it up
             for gold in questions:
-                answer = pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval")
+                history = [turns[gold.follows]] if gold.follows else []
+                answer = pipeline.answer(gold.question, SCOPES[gold.audience], history, surface="eval")
+                turns[gold.id] = Turn(gold.question, answer_as_turn(answer))
                 outcome = judge(gold, answer)
                 if gold.expect == "answer":
                     # Ranking quality apart from the floor: would the expected fragment be among the top 5 at all?

@@ -32,6 +32,11 @@ GOLD_SETS = {
     # de and fr sets above (which report quality) never see.
     "calibration-de": (EVALS / "calibration" / "de" / "questions.jsonl", EVALS / "calibration" / "de" / "knowledge"),
     "calibration-fr": (EVALS / "calibration" / "fr" / "questions.jsonl", EVALS / "calibration" / "fr" / "knowledge"),
+    # The held-out invented businesses (scripts/judge_data/make_gold.py), one set each.
+    **{
+        f"business-{folder.name}": (folder / "questions.jsonl", folder / "knowledge")
+        for folder in sorted((EVALS / "businesses").glob("*/"))
+    },
 }
 # The sets in another language than English: (language, id prefix, least questions, answerable, near misses,
 # out of domain). The gold sets' sizes are the ones issue 24 asks for.
