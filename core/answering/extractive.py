@@ -14,13 +14,15 @@ import re
 from collections.abc import Sequence
 
 from core.answering.figures import fits_figures, stated_quantities
+from core.answering.follow_ups import _ABOUT, resolve_follow_up
 from core.answering.judge import Judge, candidate_text
-from core.answering.proposals import ASKING, named, propose, unknown_item
+from core.answering.proposals import named, propose, unknown_item
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
+from core.common.blocks import Block
 from core.common.language import detect
 from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms, overlap_terms
-from core.common.values import Hit, quotable_sentences
+from core.common.values import Hit, fragment_blocks, quotable_sentences, read_of
 from core.vectors.embeddings import Embedder, embed_queries
 
 MAX_STATEMENTS = 4
@@ -149,8 +151,9 @@ class ExtractiveAnswerer:
 
         top = [c for c in ranking if eligible(c)][:JUDGED]
         texts = [
-            candidate_text(hits[number - 1].fragment.title, hits[number - 1].fragment.section, bare)
+            candidate_text(f.title, f.section, read_of(f, bare))
             for _, number, bare in top
+            for f in [hits[number - 1].fragment]
         ]
         probabilities = self.judge.score(question, texts)
         judged = [(float(p), number, bare) for p, (_, number, bare) in zip(probabilities, top, strict=True)]
@@ -219,7 +222,7 @@ class ExtractiveAnswerer:
             # An accepted part's best sentence is quoted, after the quotes already chosen, within the limit.
             claims = list(draft.claims)
             for _, number, sentence in accepted_parts:
-                if all(c.quote != sentence for c in claims) and len(claims) < MAX_STATEMENTS:
+                if not any(_overlaps(c, number, sentence) for c in claims) and len(claims) < MAX_STATEMENTS:
                     claims.append(Claim(sentence, number, sentence))
             draft = Draft(True, tuple(claims), draft.model_calls)
         return draft
@@ -229,7 +232,7 @@ class ExtractiveAnswerer:
         """Similarity's quotes with the judge's say: its sure pick is quoted too (second), and the quote it rates
         clearly above similarity's first goes first."""
         claims = list(draft.claims)
-        if judged and judged[0][0] >= SURE and all(c.quote != judged[0][2] for c in claims):
+        if judged and judged[0][0] >= SURE and not any(_overlaps(c, *judged[0][1:]) for c in claims):
             _, number, sentence = judged[0]
             claims.insert(1, Claim(sentence, number, sentence))
         rated = {(n, b): p for p, n, b in judged}
@@ -249,14 +252,14 @@ class ExtractiveAnswerer:
 
         def take(value: float, number: int, sentence: str) -> None:
             fits = len(chosen) < MAX_STATEMENTS and per_fragment.get(number, 0) < PER_FRAGMENT
-            if fits and all(c.quote != sentence for c in chosen):
+            if fits and not any(_overlaps(c, number, sentence) for c in chosen):
                 per_fragment[number] = per_fragment.get(number, 0) + 1
                 chosen.append(Claim(sentence, number, sentence))
 
         take(*scored[0])
         # Each part of a compound question ("what does it cost, and how heavy is it?") gets its best quote.
         for ranking in rankings[1:]:
-            fresh = [r for r in ranking if all(c.quote != r[2] for c in chosen)]
+            fresh = [r for r in ranking if not any(_overlaps(c, r[1], r[2]) for c in chosen)]
             if fresh and fresh[0][0] >= self.found_threshold - PART_MARGIN:
                 take(*fresh[0])
         best = scored[0][0]
@@ -268,12 +271,24 @@ class ExtractiveAnswerer:
 
     def _found(self, question: str, chosen: list[Claim], hits: Sequence[Hit]) -> Draft:
         """The chosen quotes with the calculation a priced question asks for, if one is sure."""
-        extra, proposals = propose(question, hits, chosen, lambda questions: self._score(questions, hits))
+        # A calculation's inputs come from items and rows, not from a whole list: "Zone B, 15 to 50 km: 85 EUR."
+        # is what the 85 EUR is quoted from, not the list of every zone.
+        narrowed = _items_of_lists(chosen, hits)
+
+        def rank(questions: list[str]) -> list[list[Scored]]:
+            return [[c for c in r if not _is_whole(hits, c[1], c[2])] for r in self._score(questions, hits)]
+
+        extra, proposals = propose(question, hits, narrowed, rank)
         claims = [*chosen, *extra]
         if proposals:
             # A computed answer shows the quotes its figures come from, not the neighbours that scored near them.
             inputs = [source for p in proposals for _, source in p.inputs if isinstance(source, FigureInput)]
-            used = [c for c in claims if any(i.fragment == c.fragment and i.figure in c.quote for i in inputs)]
+            candidates = [*narrowed, *extra]
+            # In the order the calculation uses them, as its formula reads.
+            used = sorted(
+                (c for c in candidates if any(i.fragment == c.fragment and i.figure in c.quote for i in inputs)),
+                key=lambda c: next(k for k, i in enumerate(inputs) if i.fragment == c.fragment and i.figure in c.quote),
+            )
             claims = used or claims
         return Draft(found=True, claims=tuple(claims), calculations=tuple(proposals))
 
@@ -294,43 +309,33 @@ class ExtractiveAnswerer:
         return self._found(question, chosen, hits)
 
 
-# --- follow-ups: what "it" is, and where "what about…" moves the question -----------------------------
-
-# "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
-# moves it to a new topic. "How much is X, and how about delivery?" is one compound question, not this.
-_ABOUT = re.compile(
-    r"(?P<prefix>.*?[\w)][?.!])\s+(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\s+(?P<topic>[^?]+?)\s*\??\s*",
-    re.IGNORECASE | re.DOTALL,
-)
-_PRONOUN = re.compile(r"\b(it|that|this|them|those|these|one|ones)\b", re.IGNORECASE)
-_LEAD = re.compile(r"^\s*(?:and|also|but|or|so)\b[\s,]*", re.IGNORECASE)
-_WORD = re.compile(r"[\w'’-]+")
+def _whole(hits: Sequence[Hit], number: int, quote: str) -> Block | None:
+    """The whole list or procedure `quote` is, in hit `number`'s fragment; None for any other block."""
+    text = hits[number - 1].fragment.text
+    return next((b for b in fragment_blocks(text) if b.text == quote and b.kind in ("list", "steps")), None)
 
 
-def _topic_phrase(question: str) -> str:
-    """What a question is about, as its words: the longest run of topic words, the last of equal ones
-    ("How much is a solid oak worktop?" → "solid oak worktop"; "the warranty on hinges" → "hinges")."""
-    runs: list[list[str]] = [[]]
-    for word in _WORD.findall(question):
-        if key_terms(word) - ASKING and not word.isdigit():
-            runs[-1].append(word)
-        elif runs[-1]:
-            runs.append([])
-    best = max(reversed(runs), key=len)
-    return " ".join(best)
+def _is_whole(hits: Sequence[Hit], number: int, quote: str) -> bool:
+    return _whole(hits, number, quote) is not None
 
 
-def resolve_follow_up(question: str, previous: str, joined: str) -> str:
-    """A follow-up as one question: "and how heavy is a 3 m one?" after the oak worktop is "How heavy is a
-    3 m solid oak worktop?", so the judge weighs what is asked now, not the question before it.
+def _items_of_lists(chosen: Sequence[Claim], hits: Sequence[Hit]) -> list[Claim]:
+    """The chosen claims with each whole list or procedure replaced by its items (or steps)."""
+    out: list[Claim] = []
+    for claim in chosen:
+        if _whole(hits, claim.fragment, claim.quote) is None:
+            out.append(claim)
+            continue
+        parts = [
+            b.text
+            for b in fragment_blocks(hits[claim.fragment - 1].fragment.text)
+            if b.kind in ("item", "step") and b.text in claim.quote
+        ]
+        out.extend(Claim(part, claim.fragment, part) for part in dict.fromkeys(parts))
+    return out
 
-    "…what about X?" stays joined (the answerer moves it to X); without a pronoun to resolve, it stays joined.
-    """
-    if _ABOUT.fullmatch(joined) or not (pronoun := _PRONOUN.search(question)):
-        return joined
-    phrase = _topic_phrase(previous)
-    if not phrase:
-        return joined
-    replacement = phrase if pronoun[1].lower() in ("one", "ones") else f"the {phrase}"
-    resolved = _LEAD.sub("", question[: pronoun.start()] + replacement + question[pronoun.end() :])
-    return resolved[:1].upper() + resolved[1:]
+
+def _overlaps(claim: Claim, number: int, quote: str) -> bool:
+    """True when `quote` repeats a chosen quote of the same fragment: the same, or one holding the other (an item
+    and its whole list, a sentence and the pair it leans on)."""
+    return claim.fragment == number and (quote in claim.quote or claim.quote in quote)

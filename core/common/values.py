@@ -4,12 +4,13 @@ question (a hit). They live here, below every stage, so that no stage imports an
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.common.text import SECTION_SEPARATOR, caption, split_sentences
+from core.common.blocks import Block, blocks
+from core.common.text import SECTION_SEPARATOR, caption
 
 TOP_K = 5
 
@@ -56,23 +57,26 @@ class Fragment:
         return ". ".join(parts)
 
 
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-
-
 def quotable_sentences(fragment: Fragment) -> list[tuple[str, str]]:
-    """(sentence, what is embedded for it) for each sentence an answerer may quote on its own.
+    """(block, what is embedded for it) for each block an answerer may quote (`core.common.blocks`).
 
-    The sentence is embedded with its document and section, as fragments are. Too short to say
-    anything alone ("Staff only.") or a list's lead-in ("…finished:") is left out. Ingestion
-    embeds these at index time, so an answer never waits for a fragment seen the first time.
+    The block is embedded as it is read (an item after its list's lead-in) with its document and section, as
+    fragments are. Ingestion embeds these at index time, so an answer never waits for a fragment seen the
+    first time.
     """
     context = ". ".join([fragment.title, *([fragment.section_path] if fragment.section else [])])
-    out = []
-    for sentence in split_sentences(fragment.text):
-        bare = _BULLET.sub("", sentence).strip()
-        if len(bare.split()) >= 3 and not bare.endswith(":"):
-            out.append((bare, f"{context}. {bare}"))
-    return out
+    return [(block.text, f"{context}. {block.read}") for block in fragment_blocks(fragment.text)]
+
+
+def read_of(fragment: Fragment, quote: str) -> str:
+    """What the judge reads for one of the fragment's blocks: an item or a step after its lead-in."""
+    return next((b.read for b in fragment_blocks(fragment.text) if b.text == quote), quote)
+
+
+@functools.lru_cache(maxsize=4096)
+def fragment_blocks(text: str) -> tuple[Block, ...]:
+    """The blocks of a fragment's text, kept for the fragments the last few thousand questions retrieved."""
+    return tuple(blocks(text))
 
 
 def text_hash(text: str) -> str:

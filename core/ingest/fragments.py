@@ -47,12 +47,24 @@ def _pack(units: list[tuple[str, str]], limit: int) -> list[str]:
     return packed
 
 
+def _with_lead_ins(pieces: list[str], limit: int) -> list[str]:
+    """A paragraph that ends with a colon ("The warranty does not cover:") joined to the list it introduces,
+    so that no fragment ends on a lead-in whose list is in the next one; unless the two exceed `limit`."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and out[-1].rstrip().endswith(":") and len(out[-1]) + 2 + len(piece) <= limit:
+            out[-1] = f"{out[-1]}\n\n{piece}"
+        else:
+            out.append(piece)
+    return out
+
+
 def fragment_document(doc: Document, limit: int = MAX_CHARS) -> list[Fragment]:
     """The document's fragments, numbered k of n; none crosses a section boundary."""
     cut: list[tuple[tuple[str, ...], int | None, str]] = []
     for section in doc.sections:
         paragraphs = [p for p in section.text.split("\n\n") if p.strip()]
-        pieces = [piece for paragraph in paragraphs for piece in _pieces(paragraph, limit)]
+        pieces = _with_lead_ins([piece for paragraph in paragraphs for piece in _pieces(paragraph, limit)], limit)
         cut.extend((section.path, section.page, text) for text in _pack([("\n\n", piece) for piece in pieces], limit))
     return [
         Fragment(doc.path, doc.title, doc.audience, path, k, len(cut), text, page)

@@ -72,3 +72,25 @@ def test_a_foreign_questions_words_match_a_sentences_by_their_first_five_letters
     english = overlap_terms("en")
     assert english("How long is the warranty?") == {"long", "warranty"}, "English words are matched whole"
     assert overlap_terms(None) is english
+
+
+def test_a_question_about_a_list_quotes_the_list_whole(extractive):
+    answer = extractive.answer("What does the warranty not cover?", PUBLIC)
+    first = quotes_of(answer)[0]
+    assert first.text.startswith("The warranty does not cover:")
+    assert "Water damage" in first.text and "unheated rooms" in first.text
+    assert first.caption.startswith("Warranty › Exclusions")
+
+
+def test_a_follow_up_that_swaps_the_item_asks_the_previous_question_about_the_new_item(extractive):
+    history = [Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")]
+    answer = extractive.answer("what about the beech one?", PUBLIC, history)
+    assert answer.standalone_question == "How much is a beech worktop?"
+    assert "260 EUR" in quotes_of(answer)[0].text
+
+
+def test_a_follow_up_that_refers_back_asks_about_the_item_it_refers_to(extractive):
+    history = [Turn("How long is the warranty on hinges?", "Hardware (hinges, …): 2 years from delivery.")]
+    answer = extractive.answer("and on finishes?", PUBLIC, history)
+    assert answer.standalone_question == "How long is the warranty on finishes?"
+    assert "1 year from delivery" in quotes_of(answer)[0].text

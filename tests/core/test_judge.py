@@ -7,8 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.answering.extractive import JUDGED, ExtractiveAnswerer, resolve_follow_up
+from core.answering.extractive import JUDGED, ExtractiveAnswerer
 from core.answering.figures import fits_figures, read_figures
+from core.answering.follow_ups import resolve_follow_up
 from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline, make_answerer
@@ -321,11 +322,13 @@ def test_figures_are_matched_by_unit_and_range(question, sentence, fits):
             "and how much is delivery for that?",
             "How much is delivery for the solid oak worktop?",
         ),
-        # "what about…" stays joined: the answerer moves the question to the new topic.
+        # "what about…" another item of the same kind asks the same question about it.
+        ("What is the warranty on hinges?", "and what about the finish?", "What is the warranty on finish?"),
+        # "what about…" something else stays joined: the answerer moves the question to the new topic.
         (
-            "What is the warranty on hinges?",
-            "and what about the finish?",
-            "What is the warranty on hinges? and what about the finish?",
+            "How much is a solid oak worktop?",
+            "and what about delivery?",
+            "How much is a solid oak worktop? and what about delivery?",
         ),
     ],
 )

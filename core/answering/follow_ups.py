@@ -1,0 +1,257 @@
+"""Follow-ups as one question: what "it" is, which item "and the beech one?" swaps in, where "what about…" moves.
+
+The extractive answerer asks a follow-up as the question these make of it, so the judge weighs what is asked
+now, not the question before it (`resolve_follow_up`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.answering.proposals import ASKING
+from core.common.text import key_terms, stem
+
+# "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
+# moves it to a new topic. "How much is X, and how about delivery?" is one compound question, not this.
+_ABOUT = re.compile(
+    r"(?P<prefix>.*?[\w)][?.!])\s+(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\s+(?P<topic>[^?]+?)\s*\??\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+_PRONOUN = re.compile(r"\b(it|that|this|them|those|these|one|ones)\b", re.IGNORECASE)
+_LEAD = re.compile(r"^\s*(?:and|also|but|or|so)\b[\s,]*", re.IGNORECASE)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def _topic_phrase(question: str) -> str:
+    """What a question is about, as its words: the longest run of topic words, the last of equal ones
+    ("How much is a solid oak worktop?" → "solid oak worktop"; "the warranty on hinges" → "hinges")."""
+    runs: list[list[str]] = [[]]
+    for word in _WORD.findall(question):
+        if key_terms(word) - ASKING and not word.isdigit():
+            runs[-1].append(word)
+        elif runs[-1]:
+            runs.append([])
+    best = max(reversed(runs), key=len)
+    return " ".join(best)
+
+
+# What a follow-up that only names another item starts with ("and the beech one?", "und die Junior Suite?",
+# "et pour le hêtre ?", "y la de haya?"), and the articles before the item.
+_SWAP_LEADS = frozenset(
+    [
+        "and",
+        "or",
+        "also",
+        "what",
+        "how",
+        "about",
+        "for",
+        "on",
+        "in",
+        "with",
+        "und",
+        "oder",
+        "auch",
+        "mit",
+        "für",
+        "bei",
+        "et",
+        "ou",
+        "pour",
+        "avec",
+        "y",
+        "o",
+        "e",
+        "para",
+        "con",
+        "en",
+        "what's",
+        "whats",
+    ]
+)
+_ARTICLES = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "le",
+        "la",
+        "les",
+        "l",
+        "un",
+        "une",
+        "el",
+        "los",
+        "las",
+        "lo",
+        "una",
+    ]
+)
+_ONE = frozenset({"one", "ones"})
+# A follow-up naming more words than this, or any word that asks, is a question of its own.
+SWAP_WORDS = 4
+
+
+def swap_item(question: str, previous: str) -> str | None:
+    """The previous question about the item a follow-up swaps in: "what about the beech one?" after "How much is
+    a walnut worktop?" is "How much is a beech worktop?"; None when the follow-up does more than name an item.
+
+    The item replaces the previous question's topic phrase when it names the same kind of thing ("the beech
+    worktop", or "one"/"ones" standing for it: only its modifiers are swapped), or when both are one word
+    ("…warranty on hinges?" → "and on finishes?").
+    """
+    words = _WORD.findall(question.lower())
+    while words and words[0] in _SWAP_LEADS:
+        words.pop(0)
+    while words and words[0] in _ARTICLES:
+        words.pop(0)
+    names_only = bool(words) and len(words) <= SWAP_WORDS and all(key_terms(w) - ASKING for w in words)
+    # "the 3 m one" names an item too: every word but the "one" that stands for the previous question's item.
+    one_for_it = bool(words) and words[-1] in _ONE and all(key_terms(w) for w in words[:-1])
+    if not (names_only or one_for_it):
+        return None
+    if words[-1] not in _ONE and (shared := _shared_head(words, previous)):
+        start, end = shared
+        return previous[:start] + " ".join(words) + previous[end:]
+    phrase = _topic_phrase(previous)
+    if not phrase:
+        return None
+    old = phrase.split()
+    if words[-1] in _ONE:
+        modifiers = words[:-1]
+        if not modifiers:
+            return None
+        new = [*modifiers, old[-1]]
+    elif stem(words[-1]) == stem(old[-1].lower()) or (len(words) == 1 and len(old) == 1):
+        new = words
+    else:
+        return None
+    at = previous.lower().find(phrase.lower())
+    if at < 0:
+        return None
+    return previous[:at] + " ".join(new) + previous[at + len(phrase) :]
+
+
+# Words that end a noun phrase in the questions companies get, in English, German, French and Spanish: articles,
+# prepositions, question words and the verbs of asking a price.
+_PHRASE_ENDS = _ARTICLES | frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "what",
+        "how",
+        "much",
+        "many",
+        "does",
+        "do",
+        "can",
+        "for",
+        "with",
+        "of",
+        "per",
+        "to",
+        "at",
+        "by",
+        "on",
+        "in",
+        "and",
+        "or",
+        "für",
+        "mit",
+        "bei",
+        "von",
+        "zu",
+        "zum",
+        "zur",
+        "pro",
+        "im",
+        "am",
+        "an",
+        "auf",
+        "und",
+        "oder",
+        "wie",
+        "wo",
+        "wann",
+        "kostet",
+        "kosten",
+        "ist",
+        "sind",
+        "gibt",
+        "es",
+        "pour",
+        "avec",
+        "en",
+        "au",
+        "aux",
+        "par",
+        "et",
+        "ou",
+        "combien",
+        "coûte",
+        "coute",
+        "est",
+        "quel",
+        "quelle",
+        "du",
+        "de",
+        "des",
+        "para",
+        "con",
+        "por",
+        "cuanto",
+        "cuánto",
+        "cuesta",
+        "vale",
+        "hay",
+        "que",
+        "del",
+    ]
+)
+
+
+def _shared_head(words: list[str], previous: str) -> tuple[int, int] | None:
+    """Where in `previous` the phrase stands that shares a word with the swapped-in item ("junior suite" for
+    "deluxe suite", "bici de carretera" for "bici electrica"): the run of words around that word up to the
+    nearest article, preposition or question word; None when no word is shared."""
+    tokens = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(previous)]
+    for word in reversed([w for w in words if w not in _PHRASE_ENDS]):
+        hits = [i for i, t in enumerate(tokens) if stem(t[2]) == stem(word)]
+        if not hits:
+            continue
+        first = last = hits[-1]
+        while first > 0 and tokens[first - 1][2] not in _PHRASE_ENDS:
+            first -= 1
+        while last + 1 < len(tokens) and tokens[last + 1][2] not in _PHRASE_ENDS:
+            last += 1
+        return tokens[first][0], tokens[last][1]
+    return None
+
+
+def resolve_follow_up(question: str, previous: str, joined: str) -> str:
+    """A follow-up as one question: "and how heavy is a 3 m one?" after the oak worktop is "How heavy is a
+    3 m solid oak worktop?", so the judge weighs what is asked now, not the question before it.
+
+    "…what about X?" stays joined (the answerer moves it to X); without a pronoun to resolve, it stays joined.
+    """
+    if swapped := swap_item(question, previous):
+        return swapped
+    if _ABOUT.fullmatch(joined) or not (pronoun := _PRONOUN.search(question)):
+        return joined
+    phrase = _topic_phrase(previous)
+    if not phrase:
+        return joined
+    replacement = phrase if pronoun[1].lower() in ("one", "ones") else f"the {phrase}"
+    resolved = _LEAD.sub("", question[: pronoun.start()] + replacement + question[pronoun.end() :])
+    return resolved[:1].upper() + resolved[1:]

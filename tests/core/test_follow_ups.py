@@ -1,0 +1,45 @@
+"""Follow-ups that swap the item (core/answering/follow_ups.py `swap_item`), in the languages companies write."""
+
+import pytest
+
+from core.answering.follow_ups import swap_item
+from core.common.answers import Turn, standalone
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "asked"),
+    [
+        ("How much is a walnut worktop?", "what about the beech one?", "How much is a beech worktop?"),
+        ("how much is a straight staircase?", "and the spiral one?", "how much is a spiral staircase?"),
+        ("How long is the warranty on hinges?", "and on finishes?", "How long is the warranty on finishes?"),
+        ("was kostet die deluxe suite pro nacht?", "und die junior suite?", "was kostet die junior suite pro nacht?"),
+        (
+            "cuanto cuesta la bici electrica por dia?",
+            "y la bici de carretera?",
+            "cuanto cuesta la bici de carretera por dia?",
+        ),
+    ],
+)
+def test_a_follow_up_naming_another_item_asks_the_previous_question_about_it(previous, follow_up, asked):
+    assert swap_item(follow_up, previous) == asked
+
+
+@pytest.mark.parametrize(
+    ("previous", "follow_up"),
+    [
+        ("How much is a solid oak worktop?", "and how heavy is a 3 m one?"),  # a question of its own
+        ("How much is a solid oak worktop?", "and delivery?"),  # another topic, not another worktop
+        ("How much is a walnut worktop?", "and how much does it cost to deliver it?"),
+    ],
+)
+def test_a_follow_up_that_asks_more_than_an_item_is_not_swapped(previous, follow_up):
+    assert swap_item(follow_up, previous) is None
+
+
+def test_follow_ups_in_german_french_and_spanish_are_joined_to_the_question_before():
+    for previous, follow_up in [
+        ("was kostet die deluxe suite?", "und die junior suite?"),
+        ("combien coûte la chambre double ?", "et pour 3 nuits ?"),
+        ("cuanto cuesta el alquiler de la bici?", "y cuanto tarda?"),
+    ]:
+        assert standalone(follow_up, [Turn(previous, "")]) != follow_up
