@@ -16,7 +16,7 @@ from core.answering.quotes import verify
 from core.answering.review import date_quotes
 from core.common.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
 from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
-from core.common.language import detect
+from core.common.language import detect, neighbour_in
 from core.common.settings import Settings
 from core.common.values import Hit
 from core.retrieval.knowledge import KnowledgeBase, clean_question
@@ -200,6 +200,11 @@ class Pipeline:
             allowed = tuple(dict.fromkeys([*allowed, *self.knowledge.document_languages()]))
         return () if language in allowed else allowed
 
+    def _document_languages_first(self, readable: tuple[str, ...]) -> tuple[str, ...]:
+        """The readable languages, the documents' own first: they win where a question's language is unsure."""
+        documents = [lang for lang in self.knowledge.document_languages() if lang in readable]
+        return tuple(dict.fromkeys([*documents, *readable]))
+
     def _main_language(self) -> str:
         """What a question too short to tell its language is answered in: the language most documents are in."""
         return next(iter(self.knowledge.document_languages()), "")
@@ -227,6 +232,9 @@ class Pipeline:
                 standalone, calls = self.answerer.rewrite(question, history)
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
             language = detect(standalone)
+            if language and (readable := self._readable_instead(language)):
+                # "a que hora abren los sabados" reads as Portuguese: on Spanish documents it is Spanish.
+                language = neighbour_in(language, self._document_languages_first(readable)) or language
             reply = language or self._main_language()
             if language and (readable := self._readable_instead(language)):
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.

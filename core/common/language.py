@@ -9,6 +9,7 @@ when the evidence is clear, and otherwise says nothing (the question is then ans
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _SCRIPTS = (
@@ -118,6 +119,24 @@ def detect(text: str, need: int = 2, lead: float = 1.0) -> str | None:
             return _best(words, _CYRILLIC_VOCAB, {"ru", "uk"}, need=1) or "ru"
     elided = {lang: len(pattern.findall(text)) for lang, pattern in _ELISIONS.items()}
     return _best(words, _VOCAB, set(_VOCAB), need=need, lead=lead, extra=elided)
+
+
+# Languages a chat question's few words can't reliably tell apart: unaccented Spanish ("a que hora abren los
+# sabados") reads as Portuguese. Where the documents are written in one of them, its neighbour is read as it.
+CLOSE: dict[str, frozenset[str]] = {
+    "es": frozenset({"pt", "it", "ca", "gl"}),
+    "pt": frozenset({"es", "it", "gl"}),
+    "it": frozenset({"es", "pt"}),
+    "de": frozenset({"nl"}),
+    "nl": frozenset({"de"}),
+    "fr": frozenset({"ca"}),
+    "ca": frozenset({"fr", "es"}),
+}
+
+
+def neighbour_in(language: str, readable: Sequence[str]) -> str | None:
+    """The first of the `readable` languages that `language` can't be told from in a short question, if any."""
+    return next((lang for lang in readable if language in CLOSE.get(lang, ())), None)
 
 
 def detect_document(text: str) -> str | None:

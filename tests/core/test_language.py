@@ -127,3 +127,32 @@ def test_a_set_question_language_list_is_kept_as_it_is(tmp_path):
     pipeline = _german_pipeline(tmp_path, {"VERBATIM_QUESTION_LANGUAGES": "en"})
     answer = pipeline.answer("Wie viel kostet die Lieferung?", SCOPES["public"])
     assert (answer.reason, answer.languages) == ("language", ("en",))
+
+
+SPANISH_HOURS = (
+    "---\ntitle: Horario del taller\naudience: public\n---\n## Horario\n\n"
+    "El taller abre de lunes a viernes de 9:00 a 19:00 y los sábados de 10:00 a 14:00. "
+    "Los domingos y festivos está cerrado. Para una reparación urgente puedes llamarnos y te damos una cita "
+    "en el mismo día, si hay un hueco libre en la agenda del taller.\n"
+)
+
+
+def test_an_unaccented_spanish_question_on_spanish_documents_is_read_as_spanish(tmp_path):
+    from core.answering.pipeline import Pipeline
+    from core.common.settings import from_env
+    from core.measuring.fakes import WordEmbedder
+    from core.retrieval.knowledge import KnowledgeBase
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "horario.md").write_text(SPANISH_HOURS, encoding="utf-8")
+    settings = from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")})
+    kb = KnowledgeBase(settings, WordEmbedder(64, "es"))
+    kb.sync()
+    pipeline = Pipeline(settings, kb)
+    question = "a que hora abren los sabados"
+    assert detect(question) == "pt", "without accents, the words alone read as Portuguese"
+    answer = pipeline.answer(question, SCOPES["public"])
+    assert answer.reason != "language" and answer.retrieved, "searched in the documents' Spanish, not turned away"
+    russian = pipeline.answer("Во сколько вы открываетесь?", SCOPES["public"])
+    assert russian.reason == "language", "a language no neighbour of the documents' is still named honestly"
