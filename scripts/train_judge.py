@@ -157,6 +157,57 @@ def _business_validation(business: str) -> bool:
     return int(hashlib.sha256(business.encode()).hexdigest(), 16) % 5 == 0
 
 
+# Per question of an invented business (scripts/judge_data/pairs.py): its answer blocks, then the blocks that
+# look most like an answer, by shared words: from its own section first (the hard ones), then from elsewhere.
+BUSINESS_POSITIVES, BUSINESS_HARD, BUSINESS_EASY = 3, 4, 3
+BUSINESS_REPEAT = 1
+
+
+def business_examples(rng: random.Random, repeat: int = BUSINESS_REPEAT) -> tuple[list, list, list[str], dict]:
+    """(train rows, validation rows, each validation row's language, counts) from the invented businesses.
+
+    A business is validation only by its slug's hash (`_business_validation`), so no question of it is trained on.
+    """
+    spec = importlib.util.spec_from_file_location("judge_pairs", SYNTHETIC_DIR / "pairs.py")
+    assert spec and spec.loader
+    pairs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pairs)
+    train: list[tuple[str, str, int]] = []
+    val: list[tuple[str, str, int]] = []
+    languages: list[str] = []
+    counts: dict[str, int] = {}
+    for folder in pairs.training_folders():
+        business = pairs.validate.load(folder)
+        pairs.validate.check_business(business)
+        if business.problems:
+            print(f"skipped {business.slug}: {business.problems[0]}", flush=True)
+            counts["businesses_skipped"] = counts.get("businesses_skipped", 0) + 1
+            continue
+        by_question: dict[str, list[dict]] = {}
+        for pair in pairs.business_pairs(business):
+            by_question.setdefault(pair["id"], []).append(pair)
+        held = _business_validation(business.slug)
+        for rows in by_question.values():
+            question = rows[0]["question"]
+            ranked = sorted(rows, key=lambda r: -_overlap(question, r["read"]) + rng.random() * 0.01)
+            chosen = [r for r in ranked if r["label"]][:BUSINESS_POSITIVES]
+            chosen += [r for r in ranked if not r["label"] and r["hard"]][:BUSINESS_HARD]
+            chosen += [r for r in ranked if not r["label"] and not r["hard"]][:BUSINESS_EASY]
+            for r in chosen:
+                row = (question, candidate_text(r["title"], r["section"], r["read"]), r["label"])
+                if held:
+                    val.append(row)
+                    languages.append(r["language"])
+                else:
+                    train.extend([row] * repeat)
+                key = f"business_{'val' if held else 'train'}_{r['language']}"
+                counts[key] = counts.get(key, 0) + 1
+        counts["businesses_val" if held else "businesses_train"] = (
+            counts.get("businesses_val" if held else "businesses_train", 0) + 1
+        )
+    return train, val, languages, counts
+
+
 def _finished(train: list, val: list, counts: dict, rng: random.Random) -> tuple[list, list, dict]:
     rng.shuffle(train)
     counts.update(
@@ -347,6 +398,26 @@ def main() -> int:
         help="how many times each synthetic pair is trained on per epoch (sentence form)",
     )
     parser.add_argument(
+        "--businesses",
+        action="store_true",
+        help="also train on the invented businesses' pairs (scripts/judge_data/pairs.py), validating on a fifth "
+        "of them: the validation AUC is then reported by language too",
+    )
+    parser.add_argument("--businesses-repeat", type=int, default=BUSINESS_REPEAT)
+    parser.add_argument(
+        "--init",
+        type=Path,
+        help="start from this checkpoint's weights (another run's checkpoint.pt or epoch-N.pt), not the base: a "
+        "second stage; a checkpoint of this run's own, when there is one, is resumed instead",
+    )
+    parser.add_argument(
+        "--wiki-share",
+        type=float,
+        default=1.0,
+        help="train on this share of the Wikipedia and older synthetic pairs (a second stage replays a little of "
+        "them, so the first stage's judgement is kept); validation keeps them all",
+    )
+    parser.add_argument(
         "--form",
         choices=("sentence", "fragment"),
         default="sentence",
@@ -386,8 +457,22 @@ def main() -> int:
         train, val, counts = fragment_examples(synthetic_files=files)
     else:
         train, val, counts = examples(swaps=args.swaps, synthetic_files=files, synthetic_repeat=args.synthetic_repeat)
+    val_language = ["wiki"] * len(val)
+    if args.wiki_share < 1.0:
+        train = train[: int(len(train) * args.wiki_share)]  # already shuffled by the seed
+        counts.update(train=len(train), wiki_share=args.wiki_share)
+    if args.businesses:
+        b_train, b_val, b_languages, b_counts = business_examples(random.Random(SEED), args.businesses_repeat)
+        train = train + b_train
+        random.Random(SEED).shuffle(train)
+        val, val_language = val + b_val, val_language + b_languages
+        counts.update(b_counts, train=len(train), val=len(val))
     if args.limit:
-        train, val = train[: args.limit], val[: max(200, args.limit // 10)]
+        keep = list(range(len(val)))
+        random.Random(SEED).shuffle(keep)
+        keep = sorted(keep[: max(200, args.limit // 10)])
+        train = train[: args.limit]
+        val, val_language = [val[i] for i in keep], [val_language[i] for i in keep]
     print(json.dumps(counts), flush=True)
     args.work.mkdir(parents=True, exist_ok=True)
     checkpoint = args.work / "checkpoint.pt"
@@ -415,6 +500,9 @@ def main() -> int:
     if args.checkpoint and not args.checkpoint.exists():
         print(f"There is no checkpoint {args.checkpoint}.")
         return 2
+    if args.init and not chosen.exists():
+        model.load_state_dict(torch.load(args.init, weights_only=False)["model"])
+        print(f"starting from the weights of {args.init}", flush=True)
     if chosen.exists():
         state = torch.load(chosen, weights_only=False)
         model.load_state_dict(state["model"])
@@ -445,9 +533,14 @@ def main() -> int:
         labels = [r[2] for r in val]
         predicted = [s > 0 for s in scores]
         tp = sum(p and y for p, y in zip(predicted, labels, strict=True))
+        by_language = {}
+        for language in sorted(set(val_language)):
+            picked = [i for i, lang in enumerate(val_language) if lang == language]
+            by_language[language] = round(_auc([scores[i] for i in picked], [labels[i] for i in picked]), 4)
         return {
             "step": step,
             "auc": round(_auc(scores, labels), 4),
+            "auc_by_language": by_language,
             "accuracy": round(sum(p == bool(y) for p, y in zip(predicted, labels, strict=True)) / len(val), 4),
             "recall": round(tp / max(1, sum(labels)), 4),
             "precision": round(tp / max(1, sum(predicted)), 4),
@@ -568,6 +661,9 @@ def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args,
                 "batch": args.batch,
                 "lr": args.lr,
                 "freeze": args.freeze,
+                "businesses": getattr(args, "businesses", False),
+                "init": str(args.init) if getattr(args, "init", None) else None,
+                "wiki_share": getattr(args, "wiki_share", 1.0),
             },
             indent=2,
         )
