@@ -74,7 +74,7 @@ class Judge:
                 tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
                 # A long question is cut too: "only_second" raises when the question alone fills the window.
                 tokenizer.enable_truncation(self._max_tokens, strategy="longest_first")
-                tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+                tokenizer.enable_padding(**padding_of(tokenizer))
                 self._tokenizer = tokenizer
                 self._session = cpu_session(self._model_path, self._threads, arena=False)
             return self._session, self._tokenizer
@@ -119,6 +119,7 @@ class Judge:
         types = np.array([e.type_ids for e in encodings], dtype=np.int64)
         lengths = mask.sum(axis=1)
         order = np.argsort(lengths, kind="stable")
+        takes = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]  # e5 reads no token types
         logits = np.empty(len(candidates), dtype=np.float32)
         for start in range(0, len(order), BATCH):
             chosen = order[start : start + BATCH]
@@ -128,8 +129,17 @@ class Judge:
                 "attention_mask": mask[chosen, :width],
                 "token_type_ids": types[chosen, :width],
             }
+            feed = {name: value for name, value in feed.items() if name in takes}
             logits[chosen] = session.run(None, feed)[0][:, 0]  # type: ignore[attr-defined]
         return 1.0 / (1.0 + np.exp(-logits))
+
+
+def padding_of(tokenizer: object) -> dict[str, object]:
+    """How a batch is padded: MiniLM's vocabulary pads with [PAD] (id 0), e5's with <pad> (id 1)."""
+    for token in ("[PAD]", "<pad>"):
+        if (token_id := tokenizer.token_to_id(token)) is not None:  # type: ignore[attr-defined]
+            return {"pad_id": token_id, "pad_token": token}
+    return {"pad_id": 0, "pad_token": "[PAD]"}
 
 
 @functools.cache

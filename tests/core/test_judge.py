@@ -10,7 +10,7 @@ import pytest
 from core.answering.extractive import JUDGED, ExtractiveAnswerer
 from core.answering.figures import fits_figures, read_figures
 from core.answering.follow_ups import resolve_follow_up
-from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
+from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline, make_answerer
 from core.common.answers import Turn
@@ -47,6 +47,44 @@ def test_probabilities_come_back_in_the_candidates_order_and_from_the_cache_unch
     reversed_order = judge.score("How long is the warranty?", candidates[::-1])
     assert np.allclose(reversed_order[::-1], first)
     assert judge.score("How long is the warranty?", []).shape == (0,)
+
+
+class _TwoInputSession:
+    """An onnxruntime session stand-in for a judge graph that reads no token types (e5's export)."""
+
+    def __init__(self) -> None:
+        self.feeds: list[dict] = []
+
+    def get_inputs(self):
+        return [type("Input", (), {"name": name})() for name in ("input_ids", "attention_mask")]
+
+    def run(self, _outputs, feed):
+        self.feeds.append(feed)
+        return [feed["attention_mask"].sum(axis=1, keepdims=True).astype(np.float32) - 4.0]
+
+
+def test_a_judge_in_e5_s_layout_pads_with_its_own_pad_id_and_feeds_only_the_inputs_its_graph_takes(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "how": 4, "long": 5, "warranty": 6, "two": 7, "years": 8}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    judge = Judge(tmp_path / "judge.onnx")
+    judge._tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    judge._tokenizer.enable_padding(**padding_of(judge._tokenizer))
+    judge._session = session = _TwoInputSession()
+
+    probabilities = judge.score("how long", ["two years", "warranty two years"])
+
+    (feed,) = session.feeds
+    assert set(feed) == {"input_ids", "attention_mask"}
+    assert feed["input_ids"][0].tolist()[-1] == 1  # the shorter pair is padded with <pad>, id 1, not 0
+    assert probabilities[1] > probabilities[0]
+    assert padding_of(Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))) == {"pad_id": 0, "pad_token": "[PAD]"}
 
 
 def test_the_judge_rates_an_answer_above_text_on_another_topic():
