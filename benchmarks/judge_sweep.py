@@ -1,6 +1,7 @@
 """The answers themselves under each way of using the judges, on every gold set at once.
 
 Run: python benchmarks/judge_sweep.py                               # the three English gold sets
+     python benchmarks/judge_sweep.py --sets valid-en,valid-de,valid-fr,valid-es   # where a point is chosen
      python benchmarks/judge_sweep.py --sets demo,policies --fragment-model var/fragment-judge/fragment-judge.onnx
      python benchmarks/judge_sweep.py --model var/new-judge/judge.onnx --sentence 0.25,0.4 --floor 0.35,0.40
      python benchmarks/judge_sweep.py --fragment off --sets demo,heldout --second-floor off,0.25 --second-threshold 0.9
@@ -19,6 +20,7 @@ serves them all.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 from dataclasses import replace
@@ -51,9 +53,39 @@ Row = tuple[float, float | None, float | None, float | None, float, bool, float 
 
 
 def rows_for(
-    name: str, grid: list[Row], sentence: judge_module.Judge | None, fragment: judge_module.Judge | None
+    parts: list[tuple[Path, Path]],
+    grid: list[Row],
+    sentence: judge_module.Judge | None,
+    fragment: judge_module.Judge | None,
 ) -> list[dict]:
-    questions_file, knowledge = SETS[name]
+    """Each grid row's metrics on a set, its parts (a language's businesses) pooled question by question."""
+    reports = [Report() for _ in grid]
+    for questions_file, knowledge in parts:
+        for report, outcomes in zip(
+            reports, _outcomes(questions_file, knowledge, grid, sentence, fragment), strict=True
+        ):
+            report.outcomes.extend(outcomes)
+    out = []
+    for report in reports:
+        m = report.metrics()
+        out.append(
+            {
+                "correct": m["correct_rate"],
+                "refused": m["refusal_rate"],
+                "first": m["first_quote_correct"],
+                "ood": m["out_of_domain_refusal_rate"],
+            }
+        )
+    return out
+
+
+def _outcomes(
+    questions_file: Path,
+    knowledge: Path,
+    grid: list[Row],
+    sentence: judge_module.Judge | None,
+    fragment: judge_module.Judge | None,
+) -> list[list]:
     questions = load_questions(questions_file)
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,22 +112,24 @@ def rows_for(
                 answerer.judge_parts = parts
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
                 answerer.fragment_threshold = fragment_threshold or 0.0
-                report = Report()
-                for gold in questions:
-                    answer = pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval")
-                    report.outcomes.append(judge(gold, answer))
-                m = report.metrics()
                 out.append(
-                    {
-                        "correct": m["correct_rate"],
-                        "refused": m["refusal_rate"],
-                        "first": m["first_quote_correct"],
-                        "ood": m["out_of_domain_refusal_rate"],
-                    }
+                    [
+                        judge(gold, pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval"))
+                        for gold in questions
+                    ]
                 )
         finally:
             pipeline.close()
     return out
+
+
+def _quality_module():
+    """benchmarks/quality.py, for its business and validation sets (valid-en, businesses-de, …)."""
+    spec = importlib.util.spec_from_file_location("quality", ROOT / "benchmarks" / "quality.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> int:
@@ -145,7 +179,15 @@ def main() -> int:
         for surer in values(args.second_threshold, "default")
     ]
     names = args.sets.split(",")
-    results = {name: rows_for(name, grid, sentence, fragment) for name in names}
+    sets = {name: [pair] for name, pair in SETS.items()}
+    with tempfile.TemporaryDirectory(prefix="verbatim-valid-") as tmp:
+        if any(n.startswith(("valid-", "businesses-")) for n in names):
+            quality = _quality_module()
+            sets |= quality.business_sets() | quality.validation_sets(Path(tmp))
+        unknown = [n for n in names if n not in sets]
+        if unknown:
+            parser.error(f"unknown sets {', '.join(unknown)}; known: {', '.join(sorted(sets))}")
+        results = {name: rows_for(sets[name], grid, sentence, fragment) for name in names}
 
     def shown(value: float | None, none: str) -> str:
         return none if value is None else f"{value:.2f}"
