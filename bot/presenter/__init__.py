@@ -11,6 +11,7 @@ read by bot.env) and from the titles of the documents the surface may read. What
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -179,7 +180,7 @@ def present(answer: Answer) -> Presentation:
         if not statement.restates_its_quote:
             parts.append(Part("statement", statement.text))
         for quote in statement.quotes:
-            parts.append(Part("quote", quote.text))
+            parts.append(Part("quote", as_shown(quote.text)))
             parts.append(Part("caption", quote_caption(quote, said)))
     for calculation in answer.calculations:
         parts.extend(calculation_parts(calculation, said))
@@ -190,6 +191,26 @@ def present(answer: Answer) -> Presentation:
     return Presentation(
         "answer", said("answer.heading"), tuple(parts), feedback=True, answer_id=answer.id, language=said.language
     )
+
+
+_MARKED = re.compile(r"^(?:([-*+•])|(\d{1,2})([.)]))\s")
+
+
+def as_shown(quote: str) -> str:
+    """A quoted list as it reads in its document: a list quoted without a lead-in starts at its first item's words
+    (a quote starts with words, and "1." is no figure of the answer), so the marker its other items keep is put
+    back in front of the first. Only the display changes; the answer's quote stays verbatim."""
+    lines = quote.split("\n")
+    rest = [m for line in lines[1:] if line.strip() and (m := _MARKED.match(line))]
+    items = [line for line in lines[1:] if line.strip()]
+    # The first line is an item when the next line is one too, not a lead-in ("… does not cover:" and a blank).
+    lead_in = lines[0].rstrip().endswith(":") or not lines[1:] or not lines[1].strip()
+    if lead_in or not rest or _MARKED.match(lines[0]) or len(rest) != len(items):
+        return quote
+    first = rest[0]
+    if first.group(1):
+        return f"{first.group(1)} {quote}"
+    return f"{int(first.group(2)) - 1}{first.group(3)} {quote}" if int(first.group(2)) > 1 else quote
 
 
 def said_to(answer: Answer) -> Catalogue:

@@ -80,3 +80,16 @@ def test_a_question_in_another_language_is_told_which_languages_are_read():
         shown.plain == "I can only read questions in English, and this one looks like German. Please ask it in English."
     )
     assert presenter.REFUSAL_HEADING not in render(asked), "never the 'not covered' refusal"
+
+
+def test_a_list_quoted_without_its_lead_in_shows_its_first_items_marker():
+    from bot.presenter import as_shown
+
+    quote = "Joinery: 5 years from delivery.\n- Hardware: 2 years from delivery.\n- Finishes: 1 year."
+    assert as_shown(quote) == "- " + quote
+    assert as_shown("Cut the board.\n2. Sand it.\n3. Oil it.") == "1. Cut the board.\n2. Sand it.\n3. Oil it."
+    # A lead-in and its items, a sentence, or prose after the list are shown as quoted.
+    with_lead = "The warranty does not cover:\n\n- Water damage.\n- Heat."
+    assert as_shown(with_lead) == with_lead
+    assert as_shown("Zone B, 15 to 50 km: 85 EUR.") == "Zone B, 15 to 50 km: 85 EUR."
+    assert as_shown("First line.\n- an item\nand prose") == "First line.\n- an item\nand prose"
