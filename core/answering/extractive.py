@@ -13,10 +13,11 @@ import copy
 import re
 from collections.abc import Sequence
 
-from core.answering.figures import fits_figures, stated_quantities
+from core.answering.figures import Reading, fits_figures, row_holds, stated_quantities
 from core.answering.follow_ups import _ABOUT, resolve_follow_up
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import named, propose, unknown_item
+from core.answering.rows import another_row
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
 from core.common.blocks import Block
 from core.common.language import detect
@@ -46,6 +47,10 @@ SURE = 0.85
 FIRST_MARGIN = 0.1
 # Another accepted sentence is quoted too when the judge rates it at least this share of the best.
 ALSO_ACCEPTED = 0.9
+
+# How much the share of the question's terms that a candidate's own heading and text name counts in the judge's
+# ranking (not in its veto): enough to break near ties, not to outrank a clear preference.
+HEADING_WEIGHT = 0.05
 
 Scored = tuple[float, int, str]  # (score, 1-based hit number, sentence)
 
@@ -157,7 +162,18 @@ class ExtractiveAnswerer:
         ]
         probabilities = self.judge.score(question, texts)
         judged = [(float(p), number, bare) for p, (_, number, bare) in zip(probabilities, top, strict=True)]
-        judged.sort(key=lambda item: -item[0])
+        # Near ties go to the candidate whose own heading or text names what is asked about: the judge checks the
+        # kind of answer (a duration for "how long is the warranty?"), not what it is of, and rates "We reply
+        # within 3 working days" under "How to make a claim" above the list under "Warranty periods".
+        terms_of = overlap_terms(detect(question))
+        asked = terms_of(question)
+
+        def named_share(candidate: Scored) -> float:
+            section = hits[candidate[1] - 1].fragment.section
+            own = terms_of(" ".join([*section[-1:], candidate[2]]))
+            return len(asked & own) / len(asked) if asked else 0.0
+
+        judged.sort(key=lambda item: -(item[0] + HEADING_WEIGHT * named_share(item)))
         return judged
 
     def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
@@ -186,7 +202,7 @@ class ExtractiveAnswerer:
         ]
         draft = self._answer_by_similarity(question, rankings, hits)
         judged = self._judged(question, rankings[0], hits)
-        best = judged[0][0] if judged else 0.0
+        best = max((p for p, _, _ in judged), default=0.0)
         if self.judge_mix:
             similarity = {(n, b): v for v, n, b in rankings[0]}
             mixed = [(1 - self.judge_mix) * p + self.judge_mix * similarity[(n, b)] for p, n, b in judged]
@@ -197,15 +213,20 @@ class ExtractiveAnswerer:
         # neither of which answers the whole.
         accepted_parts = []
         if self.judge_parts and len(parts) > 1 and draft.found and not draft.calculations:
-            for part, ranking in zip(parts, rankings[1:], strict=True):
-                part_judged = self._judged(part, ranking, hits)
-                if part_judged and part_judged[0][0] >= self.judge_threshold:
-                    accepted_parts.append(part_judged[0])
+            accepted_parts = self._accepted_parts(parts, rankings[1:], hits)
             veto = veto and not accepted_parts
+        draft, held = _rows_holding(draft, stated_quantities(question), hits)
+        # The judge reads words, not ranges: it rates "Zone B, 15 to 50 km: 85 EUR." 0.2 for "how much is delivery
+        # 30 km away?". A row whose range code found to hold the stated quantity is not vetoed, unless it comes
+        # from below the floor (the second look), where code has checked the range but not the item.
+        veto = veto and (self.vetoes_calculations or not held)
         if draft.found and veto and (not draft.calculations or self.vetoes_calculations):
             # Similar enough, but none of the best candidates answers it: "how long is the warranty?" against
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes,
             # unless its quotes come from below the floor (the second look).
+            return Draft(found=False)
+        if draft.found and not draft.calculations and another_row(question, draft.claims, hits, self.embedder):
+            # "Which laptop does a salesperson get?" against a table of roles without one: every row reads alike.
             return Draft(found=False)
         if draft.found and not draft.calculations and self.fragment_judge is not None:
             # The second barrier read whole: does any fragment the best candidates stand in answer the question?
@@ -226,6 +247,15 @@ class ExtractiveAnswerer:
                     claims.append(Claim(sentence, number, sentence))
             draft = Draft(True, tuple(claims), draft.model_calls)
         return draft
+
+    def _accepted_parts(self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]) -> list[Scored]:
+        """Each part's best candidate that the judge accepts for that part alone."""
+        accepted = []
+        for part, ranking in zip(parts, rankings, strict=True):
+            passing = [j for j in self._judged(part, ranking, hits) if j[0] >= self.judge_threshold]
+            if passing:
+                accepted.append(passing[0])
+        return accepted
 
     @staticmethod
     def _ordered_by_judge(draft: Draft, judged: list[Scored]) -> Draft:
@@ -299,7 +329,8 @@ class ExtractiveAnswerer:
         judged = self._judged(question, self._score([question], hits)[0], hits, naming)
         if not judged:
             return Draft(found=False)
-        accepted = [j for j in judged if j[0] >= max(self.judge_threshold, judged[0][0] * ALSO_ACCEPTED)]
+        best = max(p for p, _, _ in judged)
+        accepted = [j for j in judged if j[0] >= max(self.judge_threshold, best * ALSO_ACCEPTED)]
         if not accepted:
             return Draft(found=False)
         chosen: list[Claim] = []
@@ -333,6 +364,23 @@ def _items_of_lists(chosen: Sequence[Claim], hits: Sequence[Hit]) -> list[Claim]
         ]
         out.extend(Claim(part, claim.fragment, part) for part in dict.fromkeys(parts))
     return out
+
+
+def _rows_holding(draft: Draft, quantities: Sequence[Reading], hits: Sequence[Hit]) -> tuple[Draft, bool]:
+    """The draft with a whole list indexed by the asked unit ("Zone A, up to 15 km: …", "Zone B, 15 to 50 km: …")
+    quoted by the item whose range holds the stated quantity (30 km asks for Zone B, not for every zone), and
+    whether a quoted row's range holds it."""
+    if not draft.found or not quantities:
+        return draft, False
+    claims: list[Claim] = []
+    for claim in draft.claims:
+        rows = [c for c in _items_of_lists([claim], hits) if row_holds(quantities, c.quote)]
+        if _is_whole(hits, claim.fragment, claim.quote) and rows:
+            claims.extend(r for r in rows if not any(_overlaps(c, r.fragment, r.quote) for c in claims))
+        elif not any(_overlaps(c, claim.fragment, claim.quote) for c in claims):
+            claims.append(claim)
+    kept = tuple(claims[:MAX_STATEMENTS])
+    return Draft(True, kept, draft.model_calls, draft.calculations), any(row_holds(quantities, c.quote) for c in kept)
 
 
 def _overlaps(claim: Claim, number: int, quote: str) -> bool:

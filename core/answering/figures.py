@@ -376,3 +376,18 @@ def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
             misses = True
     # Several values asked ("for 10 km? and for 40 km?"): a row that holds one of them still answers.
     return True if fits else (False if misses else None)
+
+
+def row_holds(quantities: Sequence[Reading], sentence: str) -> bool:
+    """Whether a row of a price list or table ("Zone B, 15 to 50 km: 85 EUR") is the one whose range, in the
+    asked unit, holds a quantity the question states (30 km): code has then checked what the row is about."""
+    if not quantities or ":" not in sentence:
+        return False
+    text = prepare(sentence)
+    readings = read_figures(sentence)
+    return any(
+        lim[0] <= q.value and (lim[1] is None or q.value <= lim[1])
+        for q in quantities
+        for r in readings
+        if r.unit.is_quantity and r.unit.measure == q.unit.measure and (lim := bounds(text, r))
+    )

@@ -94,3 +94,18 @@ def test_a_follow_up_that_refers_back_asks_about_the_item_it_refers_to(extractiv
     answer = extractive.answer("and on finishes?", PUBLIC, history)
     assert answer.standalone_question == "How long is the warranty on finishes?"
     assert "1 year from delivery" in quotes_of(answer)[0].text
+
+
+def test_a_distance_inside_a_rows_range_is_answered_by_that_row_alone(extractive):
+    # The judge reads words, not ranges: code found that 30 km lies in "15 to 50 km", so the row is not vetoed, and
+    # the list of every zone is quoted by the zone asked about.
+    answer = extractive.answer("How much is delivery 30 km away?", PUBLIC)
+    assert answer.answered
+    assert [q.text for q in quotes_of(answer)] == ["Zone B, 15 to 50 km: 85 EUR."]
+
+
+def test_how_long_is_the_warranty_opens_with_the_warranty_periods(extractive):
+    # "We reply within 3 working days" is a duration too; the periods are under the heading that names the warranty.
+    answer = extractive.answer("How long is the warranty?", PUBLIC)
+    first = quotes_of(answer)[0]
+    assert "5 years from delivery" in first.text and first.caption.startswith("Warranty › Warranty periods")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.answering.extractive import JUDGED, ExtractiveAnswerer
-from core.answering.figures import fits_figures, read_figures
+from core.answering.figures import fits_figures, read_figures, row_holds, stated_quantities
 from core.answering.follow_ups import resolve_follow_up
 from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
 from core.answering.llm import LLMAnswerer
@@ -457,3 +457,13 @@ def test_a_row_holding_one_of_several_asked_values_still_fits():
     quantities = [r for r in read_figures("How much is delivery for 10 km? and for 40 km?") if r.unit.is_quantity]
     assert fits_figures(quantities, "Zone A, up to 15 km: 40 EUR") is True
     assert fits_figures(quantities, "Zone C, 50 to 150 km: 140 EUR") is False
+
+
+def test_a_row_holds_a_stated_quantity_only_inside_its_range():
+    asked = stated_quantities("How much is delivery 30 km away?")
+    assert row_holds(asked, "Zone B, 15 to 50 km: 85 EUR.")
+    assert not row_holds(asked, "Zone A, up to 15 km: 40 EUR.")
+    assert row_holds(stated_quantities("delivery 200 km away"), "Beyond 150 km: priced on request.")
+    # Not a row: running text is not indexed by its figures.
+    assert not row_holds(asked, "We deliver 15 to 50 km from the workshop on Tuesdays.")
+    assert not row_holds([], "Zone B, 15 to 50 km: 85 EUR.")

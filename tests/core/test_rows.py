@@ -1,0 +1,88 @@
+"""Table rows (core/answering/rows.py): a row is judged and quoted with its header, and the row of another entity
+is not quoted for an entity the table lacks."""
+
+import pytest
+
+from core.answering.pipeline import Pipeline
+from core.answering.rows import row_key
+from core.common.settings import Settings
+from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from tests.core.conftest import quotes_of
+
+EQUIPMENT = """---
+title: IT equipment policy
+audience: public
+---
+# IT equipment policy
+
+## Laptops by role
+
+Each new starter receives one laptop, chosen by role:
+
+| Role | Laptop | Memory |
+|------|--------|--------|
+| Designer | MacBook Pro 16 | 36 GB |
+| Developer | ThinkPad P1 | 64 GB |
+| Accountant | ThinkPad T14 | 16 GB |
+
+Laptops are replaced every four years.
+
+## Travel hotel limits
+
+| Country | Hotel limit per night |
+|---------|------------------------|
+| Germany | 150 EUR |
+| France | 170 EUR |
+| Spain | 130 EUR |
+
+Receipts are required for every night.
+"""
+
+
+@pytest.fixture
+def tables(tmp_path, local_embedder):
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "it-equipment.md").write_text(EQUIPMENT, encoding="utf-8")
+    settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "var")
+    kb = KnowledgeBase(settings, local_embedder)
+    kb.sync()
+    pipeline = Pipeline(settings, kb)
+    yield pipeline
+    pipeline.close()
+
+
+def test_a_table_row_is_judged_and_quoted_with_its_header(tables, monkeypatch):
+    judge = tables.answerer.judge
+    read: list[str] = []
+    score = judge.score
+    monkeypatch.setattr(judge, "score", lambda question, texts: read.extend(texts) or score(question, texts))
+    answer = tables.answer("Which laptop does a developer get?", SCOPES["public"])
+    quotes = quotes_of(answer)
+    assert answer.answered and [q.text for q in quotes] == ["Role: Developer; Laptop: ThinkPad P1; Memory: 64 GB"]
+    assert quotes[0].caption == "IT equipment policy › Laptops by role · fragment 1 of 2"
+    # The judge read the row with every header, under its document and section.
+    assert any("Laptops by role" in t and "Role: Developer; Laptop: ThinkPad P1; Memory: 64 GB" in t for t in read)
+    assert row_key(quotes[0].text) == ("Role", "Developer")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which laptop does a salesperson get?", "What is the hotel limit in Italy?"],
+)
+def test_a_near_miss_row_of_another_entity_is_refused(tables, question):
+    answer = tables.answer(question, SCOPES["public"])
+    assert answer.kind == "refused", [q.text for q in quotes_of(answer)]
+
+
+@pytest.mark.parametrize(
+    ("question", "row"),
+    [
+        ("What is the hotel limit in France?", "Country: France; Hotel limit per night: 170 EUR"),
+        ("How much memory does the designer's laptop have?", "Role: Designer; Laptop: MacBook Pro 16; Memory: 36 GB"),
+        ("Who gets the ThinkPad P1?", "Role: Developer; Laptop: ThinkPad P1; Memory: 64 GB"),
+    ],
+)
+def test_a_row_the_question_names_is_still_quoted(tables, question, row):
+    answer = tables.answer(question, SCOPES["public"])
+    assert answer.answered and quotes_of(answer)[0].text == row
