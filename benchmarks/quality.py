@@ -46,6 +46,9 @@ PROBES: list[tuple[tuple[str, ...], str, str | None, str]] = [
     ((), "How much are 3 m of oak worktop with delivery 30 km away?", "85 EUR", "any"),
     ((), "How long is the warranty?", "years from delivery", "first"),
     ((), "What does the warranty not cover?", "The warranty does not cover", "first"),
+    # What .ci/container asks the built image and the two replicas.
+    ((), "How much is delivery 30 km away?", "85 EUR", "first"),
+    ((), "how much is a walnut worktop?", "walnut", "first"),
 ]
 
 
