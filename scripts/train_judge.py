@@ -17,6 +17,9 @@ by passage that no training step sees.
     .venv-train/bin/python scripts/train_judge.py --form fragment --freeze 2 --lr 5e-5 --epochs 1 \
         --threads 2 --out var/fragment-judge
 
+The shipped judge is multilingual-e5-small trained with `--base` on the invented businesses (`--businesses`); its
+exact commands, the vocabulary trim included, are in core/data/judge/MODEL_CARD.md ("How it was made").
+
 It fits a 2-core machine: one thread by default, a checkpoint every few hundred steps
 (`var/judge-train/checkpoint.pt`), resume after a kill by running the same command again, a
 progress line with an ETA, and `--hours` to stop a run at a time limit (run again to go on).
@@ -375,6 +378,13 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--hours", type=float, default=2.0, help="stop (with a checkpoint) after this long")
     parser.add_argument("--checkpoint-every", type=int, default=200)
+    parser.add_argument(
+        "--validate-every",
+        type=int,
+        default=0,
+        help="validate every this many steps and at the end only (default: at each epoch's end and every fifth "
+        "checkpoint); a validation of the businesses' pairs with a 12-layer base takes minutes on one core",
+    )
     parser.add_argument("--work", type=Path, default=WORK)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
@@ -631,7 +641,11 @@ def main() -> int:
                 flush=True,
             )
         if step % args.checkpoint_every == 0 or step == total_steps or step % steps_per_epoch == 0:
-            if step % steps_per_epoch == 0 or step == total_steps or step % (args.checkpoint_every * 5) == 0:
+            if args.validate_every:
+                due = step % args.validate_every == 0 or step == total_steps
+            else:
+                due = step % steps_per_epoch == 0 or step == total_steps or step % (args.checkpoint_every * 5) == 0
+            if due:
                 history.append(evaluate())
                 print("validation", json.dumps(history[-1]), flush=True)
             save()
