@@ -1,9 +1,10 @@
 """The answerability judge: does this sentence, under its document and section, answer this question?
 
-A MiniLM-L6 cross-encoder fine-tuned for exactly that judgement (`scripts/train_judge.py`, model card
-in `core/data/judge/MODEL_CARD.md`), shipped inside the package as int8 ONNX and run with onnxruntime
-on the CPU: no key, no network. It reads `[CLS] question [SEP] title › section: sentence [SEP]` and
-gives a probability. Unlike a similarity, that probability means the same on every knowledge base,
+A multilingual-e5-small cross-encoder fine-tuned for exactly that judgement on invented companies' documents and
+chat questions in English, German, French and Spanish (`scripts/train_judge.py`, model card in
+`core/data/judge/MODEL_CARD.md`), shipped inside the package as int8 ONNX and run with onnxruntime on the CPU: no
+key, no network. It reads `<s> question </s></s> title › section: block </s>` and gives a probability.
+Unlike a similarity, that probability means the same on every knowledge base,
 so one threshold serves them all.
 """
 
@@ -61,7 +62,7 @@ class Judge:
     @functools.cached_property
     def id(self) -> str:
         digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
-        form = "fragment" if self._max_tokens != MAX_TOKENS else "minilm-l6-int8"
+        form = "fragment" if self._max_tokens != MAX_TOKENS else "sentence"
         return f"judge:{form}:{digest[:12]}"
 
     def _load(self) -> tuple[object, object]:

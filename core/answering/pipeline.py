@@ -17,7 +17,7 @@ from core.answering.review import date_quotes
 from core.common.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
 from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
 from core.common.language import detect, neighbour_in
-from core.common.settings import Settings
+from core.common.settings import DEFAULT_SECOND_OPINION_THRESHOLD, Settings
 from core.common.values import Hit
 from core.retrieval.knowledge import KnowledgeBase, clean_question
 from core.store import RunLogStore, Store
@@ -49,7 +49,9 @@ def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
             settings.llm_timeout,
             deadline=settings.llm_deadline,
             judge=judge.shared() if settings.llm_judge else None,
-            judge_threshold=settings.judge_threshold,
+            judge_threshold=(
+                settings.judge_threshold if "judge_threshold" in settings.chosen else DEFAULT_SECOND_OPINION_THRESHOLD
+            ),
         )
     return ExtractiveAnswerer(
         embedder, settings.found_threshold, judge.shared() if settings.judge else None, settings.judge_threshold
