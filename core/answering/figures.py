@@ -365,9 +365,7 @@ def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
             continue
         # The value itself, in its unit or bare ("180 × 90 cm"), but never as an amount of money.
         same = [r for r in readings if r.value == q.value and (r.unit.plain or r.unit.measure == q.unit.measure)]
-        limits = [bounds(text, r) for r in mentions]
-        inside = any(lim and lim[0] <= q.value and (lim[1] is None or q.value <= lim[1]) for lim in limits)
-        if same or inside:
+        if same or _in_a_range(q, text, mentions):
             fits = True
         elif ":" in sentence:
             # A row of a table or a price list ("Zone A, up to 15 km: 40 EUR") is indexed by its figures; in
@@ -386,8 +384,12 @@ def row_holds(quantities: Sequence[Reading], sentence: str) -> bool:
     text = prepare(sentence)
     readings = read_figures(sentence)
     return any(
-        lim[0] <= q.value and (lim[1] is None or q.value <= lim[1])
+        _in_a_range(q, text, [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure])
         for q in quantities
-        for r in readings
-        if r.unit.is_quantity and r.unit.measure == q.unit.measure and (lim := bounds(text, r))
     )
+
+
+def _in_a_range(quantity: Reading, text: str, mentions: Sequence[Reading]) -> bool:
+    """Whether one of the mentions, figures in the quantity's measure, bounds a range that holds its value."""
+    limits = [bounds(text, r) for r in mentions]
+    return any(lim and lim[0] <= quantity.value and (lim[1] is None or quantity.value <= lim[1]) for lim in limits)

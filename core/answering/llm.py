@@ -22,7 +22,7 @@ from core.answering.judge import Judge, candidate_text
 from core.common.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
 from core.common.errors import AnswererError
 from core.common.http import HTTPFailure, auth_headers, post_json
-from core.common.settings import DEFAULT_SECOND_OPINION_THRESHOLD as SECOND_OPINION_THRESHOLD
+from core.common.settings import DEFAULT_SECOND_OPINION_THRESHOLD
 from core.common.values import Hit
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ class LLMAnswerer:
         max_reply_bytes: int = MAX_REPLY_BYTES,
         max_claims: int = MAX_CLAIMS,
         judge: Judge | None = None,
-        judge_threshold: float = SECOND_OPINION_THRESHOLD,
+        judge_threshold: float = DEFAULT_SECOND_OPINION_THRESHOLD,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         # A second opinion on the model's claims (VERBATIM_LLM_JUDGE=on): a claim whose quote the judge
