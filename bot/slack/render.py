@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,28 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Slack has no escape for its formatting marks (its docs give one only for &, < and >), and a zero-width
+# space beside a mark makes Slack format more, not less: it counts as a word break. So in a quote each mark
+# that could open or close formatting becomes a lookalike, as jsx-slack's <Escape> does. Slack formats only
+# at a word's edge, so a mark between two letters or digits stays as written (snake_case, most links); a
+# backtick is always replaced. A line that starts with > (or the fullwidth ＞) gets an invisible soft hyphen
+# first, which keeps it from opening a quote of its own.
+LOOKALIKES = {"*": "\u2217", "_": "\u02cd", "~": "\u223c", "`": "\u02cb"}  # ∗ ˍ ∼ ˋ
+SOFT_HYPHEN = "\u00ad"
+_MARK = re.compile(r"`|(?<![^\W_])[*_~]|[*_~](?![^\W_])")
+QUOTED = "&gt; "  # how each line of a quote starts
+
+
+def literal(text: str) -> str:
+    """`text` with nothing Slack's mrkdwn would format: it reads the same, and shows as written (then `escape` it)."""
+    text = _MARK.sub(lambda mark: LOOKALIKES[mark.group()], text)
+    return SOFT_HYPHEN + text if text.lstrip().startswith((">", "\uff1e")) else text
+
+
+def _quoted_line(text: str) -> str:
+    return QUOTED + escape(literal(text)) if text.strip() else QUOTED.rstrip()
+
+
 def _section(mrkdwn: str) -> list[Block]:
     return [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in split(mrkdwn, TEXT_LIMIT)]
 
@@ -35,7 +58,16 @@ def _context(mrkdwn: str) -> Block:
 
 
 def _quote(text: str) -> list[Block]:
-    lines = [f"&gt; {escape(line)}" if line.strip() else "&gt;" for line in text.splitlines()]
+    """Every line quoted, so no line of a document can step out of the quote and pass for the bot's own words.
+
+    A line longer than a section is cut into lines that each fit one, with room for its line end, so
+    the sections are cut between quoted lines and none starts unquoted.
+    """
+    lines = [
+        _quoted_line(piece)
+        for line in text.splitlines()
+        for piece in split(line, TEXT_LIMIT - 1, size=lambda piece: len(_quoted_line(piece)))
+    ]
     return _section("\n".join(lines))
 
 
