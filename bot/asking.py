@@ -9,7 +9,8 @@ presented once), and turns what comes back into its own markup:
              invalid      the question can't be asked as written (the asker can mend it)
              slow         the asker is over the rate limit
              unavailable  the shared database can't be reached for now
-             failed       anything else: logged with its traceback, and the user hears the apology
+             failed       anything else: logged with its traceback (a full disk in one line), and the
+                          user hears the apology
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Literal
 from bot import presenter
 from bot.presenter import Presentation
 from bot.presenter.catalogue import ENGLISH, Catalogue, speaking
-from core import Answer, Pipeline, StoreUnavailable, VerbatimError, clean_question, detect_language
+from core import Answer, DiskFull, Pipeline, StoreUnavailable, VerbatimError, clean_question, detect_language
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,16 @@ class Reply:
 def failure(exc: BaseException | None, what: str, said: Catalogue = ENGLISH) -> Notice:
     """What the user hears when `what` (e.g. "a Telegram update") failed; the operator gets the log line.
 
-    The database being down is one warning (it is not a bug, and it passes); anything else is logged
+    The database being down is one warning (it is not a bug, and it passes), and a full disk one error
+    (core's sentence says it all, and a traceback per question would bury it); anything else is logged
     with its traceback, and never told to the user, whose sentence names no path and gives no advice.
     """
     if isinstance(exc, StoreUnavailable):
         log.warning("%s was not answered: %s", what, exc)
         return Notice("unavailable", said("error.unavailable"))
+    if isinstance(exc, DiskFull):
+        log.error("%s can't be answered: %s", what, exc)
+        return Notice("failed", said("error.apology"))
     log.error("answering %s failed", what, exc_info=exc)
     return Notice("failed", said("error.apology"))
 

@@ -24,7 +24,7 @@ from telegram import Update
 from telegram.ext import Application
 from tornado.httpserver import HTTPServer
 
-from core import Pipeline, StoreUnavailable
+from core import DiskFull, Pipeline, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,11 @@ class UpdateHandler(tornado.web.RequestHandler):
             # Not acknowledged, so Telegram delivers it again; the first delivery after the store is back is answered.
             log.warning("update %d left for Telegram to deliver again: %s", update.update_id, exc)
             return self._reject(503, "the store is unavailable")
+        except DiskFull:
+            # The store answers but can't be written: every delivery would fail the same way,
+            # and a 500 only brings it back. Handed on unremembered and acknowledged: the handlers tell
+            # the asker, and log the full disk in one line.
+            first = True
         if first:
             await self.telegram.update_queue.put(update)
         else:

@@ -23,6 +23,7 @@ from tests.bot.telegram.conftest import (
     start,
     stop,
 )
+from tests.fakes import FullDiskConnection
 
 
 def run(coro):
@@ -272,6 +273,31 @@ def test_webhook_refuses_big_and_ill_shaped_bodies_and_answers_a_redelivered_upd
     assert statuses == {"too big": 413, "no secret": 403, "not json": 400, "a list": 400, "first": 200, "again": 200}
     assert len(sent) == 1
     assert "4,100" not in caplog.text
+
+
+def test_webhook_on_a_full_disk_acknowledges_the_update_and_the_asker_hears_the_apology(
+    make_application, pipeline, bot_api, unused_port, caplog
+):
+    async def scenario():
+        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
+        await start(application)
+        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
+        try:
+            pipeline.store.runlog.db = FullDiskConnection(pipeline.store.runlog.db)  # the update's id can't be kept
+            update = json.dumps(private_message("how much is a walnut worktop?"))
+            status = (await post_update(unused_port, update, "s3cret")).status_code
+            await bot_api.wait_for("sendMessage")
+            return status
+        finally:
+            server.stop()
+            await stop(application)
+
+    with caplog.at_level(logging.INFO):
+        status = run(scenario())
+    assert status == 200, "a 500 only brings the update back, to fail again"
+    assert [s.body["text"] for s in bot_api.calls("sendMessage")] == [f"⚠️ {presenter.APOLOGY}"]
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(problems) == 1 and "the disk is full" in problems[0].getMessage() and not problems[0].exc_info
 
 
 @pytest.fixture
