@@ -1,6 +1,6 @@
 """Hostile documents through the readers: per document, the outcome, the time and the peak memory.
 
-    .venv/bin/python benchmarks/hostile_documents.py [--limit 60] [--only NAME]
+    .venv/bin/python benchmarks/hostile_documents.py [--limit 60] [--only NAME] [--hidden]
 
 Writes each hostile file into a temp folder and reads it in a process of its own, as `verbatim index`
 does before it embeds: `parse_document` (the reader for its suffix, under the reader's own limits)
@@ -14,6 +14,11 @@ The files: deep nesting (HTML elements, unclosed <p>, Markdown lists and quotes)
 directory tells the truth and whose directory lies (.docx, .xlsx), a PDF whose content stream
 inflates to 256 MiB, single lines of 9 MB (.md, .txt, .csv; under the 10 MB document limit), and
 random bytes renamed to every suffix there is a reader for.
+
+And pages that hide a sentence, one for each way a browser hides text (font-size:0, opacity:0, a large
+negative offset, white on white, display:none from a <style> class, aria-hidden="TRUE", height:0 with
+overflow:hidden, clip and clip-path, visibility:hidden, the hidden attribute): their line says whether the
+hidden sentence leaked into the indexed fragments (their text or their section path).
 """
 
 from __future__ import annotations
@@ -36,6 +41,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
+SECRET = "Staff get a 90% discount on every order"  # what each hidden-*.html page hides
+# {name: (the element that hides SECRET, the page's <style> rules)}; each page also shows a paragraph.
+HIDDEN_WAYS = {
+    "font-size-0": ("<p style='font-size:0'>{}</p>", ""),
+    "font-shorthand-0": ("<h2 style='font:0/0 a'>{}</h2>", ""),
+    "opacity-0": ("<div style='OPACITY:0'>{}</div>", ""),
+    "left-9999px": ("<div style='position:absolute;left:-9999px'>{}</div>", ""),
+    "top-9999px": ("<div style='position:absolute;top:-9999px'>{}</div>", ""),
+    "text-indent-9999px": ("<p style='text-indent:-9999px'>{}</p>", ""),
+    "white-on-white": ("<p style='color:#fff;background-color:#ffffff'>{}</p>", ""),
+    "white-on-white-ancestor": ("<div style='background:white'><p style='color:rgb(255,255,255)'>{}</p></div>", ""),
+    "white-on-white-page": ("<p class='w'>{}</p>", ".w{color:WHITE}"),
+    "display-none-class": ("<div class='Promo'>{}</div>", ".promo { display: none }"),
+    "visibility-hidden-class": ("<div class='v'>{}</div>", ".v{visibility:hidden}"),
+    "aria-hidden-upper": ("<span aria-hidden='TRUE'>{}</span>", ""),
+    "height-0-overflow": ("<div style='height:0;overflow:hidden'>{}</div>", ""),
+    "max-height-0-overflow": ("<div class='fold'>{}</div>", ".fold{max-height:0;overflow:hidden}"),
+    "clip-path-inset": ("<div style='clip-path:inset(100%)'>{}</div>", ""),
+    "clip-path-circle": ("<div style='clip-path:circle(0)'>{}</div>", ""),
+    "clip-rect": ("<span class='sr-only'>{}</span>", ".sr-only{position:absolute;clip:rect(0,0,0,0)}"),
+    "hidden-attribute": ("<p HIDDEN>{}</p>", ""),
+}
 
 
 def _zip(members: dict[str, bytes | Callable[[zipfile.ZipFile, str], None]], lie: str = "") -> bytes:
@@ -131,6 +158,19 @@ def hostile_files(small: bool = False) -> dict[str, Callable[[], bytes]]:
     return files
 
 
+def hidden_pages() -> dict[str, Callable[[], bytes]]:
+    """{file name: how to make it}: a page hiding SECRET for each of HIDDEN_WAYS (not among the test fixtures:
+    tests/core/ingest/test_html_hidden.py reads the same pages)."""
+    pages = {}
+    for name, (element, css) in HIDDEN_WAYS.items():
+        page = (
+            f"<html><head><title>Prices</title><style>{css}</style></head><body>{element.format(SECRET)}"
+            "<p>Oak fronts cost 185 EUR per square metre.</p></body></html>"
+        )
+        pages[f"hidden-{name}.html"] = lambda page=page: page.encode()
+    return pages
+
+
 def write_fixtures(folder: Path) -> None:
     """The small versions, for tests/core/ingest/fixtures/hostile (see test_hostile_fixtures.py)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -149,7 +189,11 @@ def read_one(path: Path, limit: int) -> None:
     started = time.perf_counter()
     try:
         document = parse_document(path.name, path.read_bytes())
-        outcome = f"read: {len(fragment_document(document))} fragments"
+        fragments = fragment_document(document)
+        outcome = f"read: {len(fragments)} fragments"
+        if path.name.startswith("hidden-"):
+            leaked = any(SECRET in f"{f.section_path} {f.text}" for f in fragments)
+            outcome += ", hidden text LEAKED" if leaked else ", hidden text dropped"
     except DocumentError as exc:
         outcome = f"failed: {str(exc)[:90]}"
     except BaseException as exc:  # the finding this benchmark looks for: not one document's failure
@@ -191,6 +235,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=60, help="seconds a document may take (then SIGALRM)")
     parser.add_argument("--only", help="one file name")
+    parser.add_argument("--hidden", action="store_true", help="only the pages that hide a sentence (seconds)")
     parser.add_argument("--write-fixtures", type=Path, metavar="DIR", help="write the small versions and stop")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -198,16 +243,17 @@ def main() -> None:
         return read_one(args.child, args.limit)
     if args.write_fixtures:
         return write_fixtures(args.write_fixtures)
-    files = hostile_files()
-    names = [args.only] if args.only else list(files)
-    print(f"{'document':<26} {'size':>9} {'seconds':>8} {'peak RSS':>9}  outcome")
+    files = {**hostile_files(), **hidden_pages()}
+    names = [args.only] if args.only else list(hidden_pages()) if args.hidden else list(files)
+    width = max(map(len, names))
+    print(f"{'document':<{width}} {'size':>9} {'seconds':>8} {'peak RSS':>9}  outcome")
     with tempfile.TemporaryDirectory(prefix="verbatim-hostile-") as folder:
         for name in names:
             path = Path(folder) / name
             path.write_bytes(files[name]())
             outcome, seconds, peak = measure(path, args.limit)
             size = path.stat().st_size
-            print(f"{name:<26} {size / MIB:>7.2f}MB {seconds:>8.2f} {peak:>7.0f}MB  {outcome}", flush=True)
+            print(f"{name:<{width}} {size / MIB:>7.2f}MB {seconds:>8.2f} {peak:>7.0f}MB  {outcome}", flush=True)
             path.unlink()
 
 

@@ -1,4 +1,5 @@
-"""HTML (saved intranet pages, exported wikis): h1–h6 make sections; navigation, scripts and styles are dropped.
+"""HTML (saved intranet pages, exported wikis): h1–h6 make sections; navigation, scripts, styles and what a
+browser would not show (html_hidden) are dropped.
 
 Parsed with Beautiful Soup on the standard library's `html.parser` (no lxml, no network, no
 script ever runs). The page's `<title>` (else its first `h1`) names the document. Block
@@ -12,6 +13,7 @@ from typing import Any
 
 from core.common.errors import DocumentError
 from core.ingest.documents import Outline, Parsed, decode_text
+from core.ingest.readers import html_hidden
 from core.ingest.readers.tables import rows_as_lines
 
 _DROP = ("nav", "header", "footer", "script", "style", "noscript", "template", "iframe", "svg", "form", "aside")
@@ -22,7 +24,6 @@ _BLOCKS = {
 }  # fmt: skip
 _LISTS = {"ul", "ol", "menu"}
 _SPACE = re.compile(r"\s+")
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
 def read(data: bytes) -> Parsed:
@@ -43,18 +44,14 @@ def read(data: bytes) -> Parsed:
 
 
 def _drop_hidden(soup: Any) -> None:
-    """Scripts, navigation, and what a reader never sees: hidden as the README says (the `hidden` attribute,
-    display:none / visibility:hidden inline, and aria-hidden="true")."""
+    """Scripts, navigation, and what a reader never sees: hidden by an attribute or by a style, inline or from the
+    page's `<style>` blocks (html_hidden)."""
+    sheet = html_hidden.Sheet.of(soup)  # before the <style> blocks go
     for element in soup.find_all(_DROP):
         element.decompose()
     for element in soup.find_all(True, {"role": ["navigation", "banner", "contentinfo"]}):
         element.decompose()
-    for element in soup.find_all(True, {"hidden": True}):
-        element.decompose()
-    for element in soup.find_all(lambda tag: _HIDDEN_STYLE.search(str(tag.get("style", ""))) is not None):
-        element.decompose()
-    for element in soup.find_all(True, {"aria-hidden": "true"}):
-        element.decompose()
+    html_hidden.drop_unseen(soup, sheet)
 
 
 class _Page:
