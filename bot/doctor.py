@@ -3,7 +3,8 @@
 Nothing is started and nothing is contacted: Slack and Telegram check their tokens themselves when a
 bot starts. What can be told from the values alone is told here: a token of the wrong kind, HTTP mode
 without its signing secret, a webhook Telegram will not call, two servers on one port, a placeholder
-left from `.env.example`, an id where a name was given.
+left from `.env.example`, an id where a name was given, an embedder that doesn't read the documents'
+languages. Every problem in one run: a reading that stops at its first is read again past it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlparse
 
 from bot.env import port_from
 from bot.slack.config import slack_settings
 from bot.telegram.config import telegram_settings
-from core import ConfigError, from_env
+from core import ConfigError, folder_advice, from_env
 
 # Telegram calls a webhook only on these ports (https://core.telegram.org/bots/api#setwebhook).
 WEBHOOK_PORTS = (443, 80, 88, 8443)
@@ -32,6 +34,21 @@ _PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net")
 _FIND_CHANNEL = "open the channel, click its name at the top, and copy the Channel ID at the bottom of About"
 _FIND_MEMBER = "open the person's profile, click ⋮ (More), and choose Copy member ID"
 _FIND_TELEGRAM_ID = "message @userinfobot in Telegram and it replies with your numeric id"
+# The variable a settings sentence begins with ("TELEGRAM_WEBHOOK_SECRET is not set: …", "PORT must be …").
+_VARIABLE = re.compile(r"^((?:VERBATIM|SLACK|TELEGRAM)_[A-Z0-9_]*[A-Z0-9]|PORT)\b")
+# Values the readings accept, put in place of a variable found wrong so that the reading goes on to the next
+# problem; a variable not here is emptied, which gives its default.
+_WORKING = {
+    "SLACK_BOT_TOKEN": "xoxb-0-0-doctor",
+    "SLACK_APP_TOKEN": "xapp-0-doctor",
+    "SLACK_SIGNING_SECRET": "doctor",
+    "TELEGRAM_BOT_TOKEN": "123456:" + "a" * 35,
+    "TELEGRAM_WEBHOOK_URL": "https://doctor.invalid/telegram",
+    "TELEGRAM_WEBHOOK_SECRET": "doctor",
+    "VERBATIM_EMBEDDING_BASE_URL": "http://localhost/v1",
+    "VERBATIM_LLM_BASE_URL": "http://localhost/v1",
+}
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,24 +89,51 @@ def diagnose(env: Mapping[str, str]) -> Diagnosis:
     return found
 
 
+def _every_problem(
+    read: Callable[[Mapping[str, str]], T], env: Mapping[str, str], found: Diagnosis, fallback: str, mend: set[str]
+) -> T | None:
+    """What `read` (the settings read the way core or a bot reads them) returns, every problem it stops on found.
+
+    A reading stops at its first problem; here the variable that problem's sentence names is given a working
+    value and the settings are read again, so one run lists every problem, not one per run. `mend`: the
+    variables already found wrong, given working values first so that no problem is said twice.
+    """
+    trial = {**env, **{name: _WORKING.get(name, "") for name in mend}}
+    while True:
+        try:
+            return read(trial)
+        except ConfigError as exc:
+            named = _VARIABLE.match(str(exc))
+            variable = named.group(1) if named else fallback
+            if not found.about(variable):
+                found.add(variable, str(exc))
+            if named is None or variable in mend:
+                return None
+            mend.add(variable)
+            trial[variable] = _WORKING.get(variable, "")
+
+
 def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -> None:
-    try:
-        settings = from_env(env)
-    except ConfigError as exc:
-        found.add("VERBATIM_*", str(exc))
+    before = len(found.findings)
+    settings = _every_problem(from_env, env, found, "VERBATIM_*", set())
+    if settings is None:
         return
-    answerer = f"the LLM answerer ({settings.llm_model})" if settings.answerer == "llm" else "the extractive answerer"
-    store = "PostgreSQL" if settings.database_url else f"SQLite in {settings.data_dir}"
-    embeddings = f"{settings.embedder} embeddings"
-    if "embedder" not in settings.chosen:  # unset: a new index is settled by its documents' language
-        embeddings = "local embeddings (multilingual for a new index of documents mostly not in English)"
-    found.parts.append(f"Answers: {answerer}, {embeddings}, {store}.")
+    if len(found.findings) == before:  # else the settings read are the mended ones: no line describes them
+        llm = settings.answerer == "llm"
+        answerer = f"the LLM answerer ({settings.llm_model})" if llm else "the extractive answerer"
+        store = "PostgreSQL" if settings.database_url else f"SQLite in {settings.data_dir}"
+        embeddings = f"{settings.embedder} embeddings"
+        if "embedder" not in settings.chosen:  # unset: a new index is settled by its documents' language
+            embeddings = "local embeddings (multilingual for a new index of documents mostly not in English)"
+        found.parts.append(f"Answers: {answerer}, {embeddings}, {store}.")
     if not settings.knowledge_dir.is_dir():
         found.add(
             "VERBATIM_KNOWLEDGE_DIR",
             f"The knowledge folder {settings.knowledge_dir} does not exist here: create it, or set "
             "VERBATIM_KNOWLEDGE_DIR to the folder that holds your documents.",
         )
+    elif advice := folder_advice(settings):  # MiniLM on documents mostly not in English
+        found.add("VERBATIM_EMBEDDER", advice)
     if settings.database_url and importlib.util.find_spec("psycopg") is None:
         found.add(
             "VERBATIM_DATABASE_URL",
@@ -110,20 +154,17 @@ def _slack(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) 
         return False
     before = len(found.findings)
     mode = (get("SLACK_MODE") or "socket").lower()
-    if mode not in ("socket", "http"):
+    _slack_bot_token(get("SLACK_BOT_TOKEN"), found)
+    _slack_ids(get, found)
+    if mode not in ("socket", "http"):  # which of the app token and the signing secret it needs is not known
         found.add("SLACK_MODE", f"SLACK_MODE must be socket or http, not {mode!r}: leave it unset for Socket Mode.")
         return False
-    _slack_bot_token(get("SLACK_BOT_TOKEN"), found)
     if mode == "socket":
         _slack_app_token(get("SLACK_APP_TOKEN"), found)
     else:
         _slack_signing_secret(get("SLACK_SIGNING_SECRET"), found)
-    _slack_ids(get, found)
-    if len(found.findings) == before:
-        try:  # anything else the bot itself would stop on
-            slack_settings(env)
-        except ConfigError as exc:
-            found.add("SLACK_*", str(exc))
+    # Anything else the bot itself would stop on: the port, the API URL, the digest channel, the grace.
+    _every_problem(slack_settings, env, found, "SLACK_*", {f.variable for f in found.findings[before:]})
     how = "Socket Mode" if mode == "socket" else "HTTP mode" + _port(env, "SLACK_PORT", 3000)
     found.parts.append(_part("Slack", how, found, before))
     return mode == "http"
@@ -235,11 +276,8 @@ def _telegram(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosi
             "TELEGRAM_ADMIN_USERS",
             f"TELEGRAM_ADMIN_USERS needs numeric user ids, not {', '.join(odd)}: to find yours, {_FIND_TELEGRAM_ID}.",
         )
-    if len(found.findings) == before:
-        try:  # the token's shape, the secret, the audience, the rate: what the bot itself would stop on
-            telegram_settings(env)
-        except ConfigError as exc:
-            found.add("TELEGRAM_*", str(exc))
+    # The token's shape, the secret, the audience, the rate: what the bot itself would stop on.
+    _every_problem(telegram_settings, env, found, "TELEGRAM_*", {f.variable for f in found.findings[before:]})
     how = "a webhook" + _port(env, "TELEGRAM_PORT", 8443) if url else "long polling"
     found.parts.append(_part("Telegram", how, found, before))
     return bool(url)

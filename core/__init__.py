@@ -30,8 +30,9 @@ from core.measuring.gaps import Gap, recent_gaps
 from core.measuring.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
 from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
 from core.measuring.selfcheck import run_checks
+from core.retrieval.choosing import folder_advice
 from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
-from core.store import ACK_WAIT, Entry, Store, conversation_hash, open_store
+from core.store import ACK_WAIT, Entry, Store, conversation_hash, existing_store, open_store
 
 __all__ = [
     "ACK_WAIT",
@@ -82,6 +83,8 @@ __all__ = [
     "conversation_hash",
     "detect_language",
     "evaluate",
+    "existing_store",
+    "folder_advice",
     "from_env",
     "load_env_file",
     "load_questions",

@@ -83,6 +83,8 @@ def test_env_example_names_only_real_variables_and_sets_no_port():
     active = {line.split("=", 1)[0]: line.split("=", 1)[1] for line in lines if re.match(r"^[A-Z]", line)}
     assert "PORT" not in active, "the Telegram webhook would take it: set per bot or by the platform"
     assert "VERBATIM_QUESTION_LANGUAGES" not in active, "set, it turns off reading the documents' languages"
+    assert "VERBATIM_EMBEDDER" not in active, "set, it overrides the choice made from the documents' languages"
+    assert not {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"} & set(active), "placeholders: two Slack errors for Telegram"
     assert "Hollowmere" not in active.get("VERBATIM_COMPANY_NAME", ""), "the demo's company is nobody's default"
 
 

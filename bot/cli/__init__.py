@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import logging
 import os
@@ -62,9 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    return [
+        name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
+    ]
+
+
+def _check_command(parser: argparse.ArgumentParser, argv: Sequence[str], out: TextIO) -> int | None:
+    """No command: the help, exit 2 (nothing was run; a script sees it). A misspelt one: the closest, named."""
+    given = next((arg for arg in argv if not arg.startswith("-")), None)
+    if given is None and not {"-h", "--help"} & set(argv):
+        parser.print_help(out)
+        return 2
+    commands = _commands(parser)
+    if given is not None and given not in commands:
+        close = difflib.get_close_matches(given, commands, n=1)
+        if close:
+            parser.error(f"unknown command {given!r}: did you mean {close[0]!r}? (`verbatim --help` lists them all)")
+    return None
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if (code := _check_command(parser, argv, out)) is not None:
+        return code
     args = parser.parse_args(argv)
     configure_logging(logging.INFO if args.verbose else logging.WARNING)
     try:

