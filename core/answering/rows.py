@@ -1,10 +1,12 @@
-"""Table rows of another entity: "which laptop does a salesperson get?" against a table of roles that has none.
+"""Rows of another entity: "which laptop does a salesperson get?" against a table of roles that has none, "how much
+is a spiral staircase?" against a price list of straight and quarter-turn ones.
 
 A table's reader writes each row `Header: value; …`, and the first cell says what the row is about (its key:
-"Role: Developer"). Every row of the table reads alike to the judge and to similarity, so the row of another
-role is quoted as if it were the asked one's. The question is asked about a row the table lacks when it names
-no row's key and one of its words is of the keys' kind (as close to them as a role is to roles) yet named
-nowhere in what was retrieved.
+"Role: Developer"). A list item priced or described by name is a row too: "Straight oak staircase, up to 14 steps:
+from 6,400 EUR." is keyed by the name before its first comma or colon. Every row reads alike to the judge and to
+similarity, so the row of another entity is quoted as if it were the asked one's. The question is asked about a
+row the table or list lacks when it names no row's key whole and one of its words is of the keys' kind (as close
+to them as a role is to roles) yet named nowhere in what was retrieved.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 
 from core.answering.proposals import named
 from core.common.answers import Claim
+from core.common.blocks import Block
 from core.common.text import key_terms
 from core.common.values import Hit, fragment_blocks
 from core.vectors.embeddings import Embedder, normalise
@@ -26,7 +29,10 @@ from core.vectors.embeddings import Embedder, normalise
 # cosines sit higher for every pair of words, and at 0.35 it refused Spanish and German rows that were asked for
 # (benchmarks/quality.py, valid-es 53.5 % -> 50.0 % correct), so no other embedder makes this call.
 KEY_KIND = {"local:all-MiniLM-L6-v2": 0.35}
+# A list item's name is a few words ("Quarter-turn oak staircase"); a longer text before its colon is a sentence.
+MAX_KEY_WORDS = 5
 _WORD = re.compile(r"[^\W\d_]+")
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def row_key(row: str) -> tuple[str, str] | None:
@@ -36,15 +42,45 @@ def row_key(row: str) -> tuple[str, str] | None:
     return (header.strip(), value.strip()) if sep and value.strip() else None
 
 
-def _keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[str]:
-    """The keys of every row in the tables the claims quote (the rows under the same first header)."""
-    keys: list[str] = []
+def item_key(item: str) -> str | None:
+    """The name a list item is about when it gives a value by name ("Oak bench, 160 cm: 690 EUR." -> "Oak bench")."""
+    name, sep, value = item.partition(": ")
+    name = _MARKER.sub("", name).split(",", 1)[0].strip()
+    return name if sep and value.strip() and name and len(_WORD.findall(name)) <= MAX_KEY_WORDS else None
+
+
+def _key(block: Block) -> tuple[str, str, bool] | None:
+    """A keyed block's group (a table's first header, a list's lead-in), its key, and whether the key is a list
+    item's name (of a few words, most of them needed); None for any other block."""
+    if block.kind not in ("row", "item"):
+        return None
+    text = _MARKER.sub("", block.text)
+    if (block.kind == "row" or "; " in text) and (key := row_key(text)):  # a row, or an item written as one
+        return (*key, False)
+    if block.kind == "item" and (name := item_key(text)):
+        return (f"list: {block.lead}", name, True)
+    return None
+
+
+def _keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[tuple[str, bool]]:
+    """The keys of every row in the tables and lists the claims quote (the rows of the same group), each with
+    whether it is a list item's name."""
+    keys: list[tuple[str, bool]] = []
     for number in dict.fromkeys(c.fragment for c in claims):
-        headers = {k[0] for c in claims if c.fragment == number and (k := row_key(c.quote))}
-        for block in fragment_blocks(hits[number - 1].fragment.text):
-            if block.kind == "row" and (k := row_key(block.text)) and k[0] in headers:
-                keys.append(k[1])
+        found = fragment_blocks(hits[number - 1].fragment.text)
+        quoted = {c.quote for c in claims if c.fragment == number}
+        groups = {k[0] for b in found if b.text in quoted and (k := _key(b))}
+        keys.extend((k[1], k[2]) for b in found if (k := _key(b)) and k[0] in groups)
     return list(dict.fromkeys(keys))
+
+
+def _names(question: str, key: str, item: bool) -> bool:
+    """Whether the question names the row: any word of a table's key ("kennel cough jab" for "kennel cough
+    (intranasal)"), at least half of an item's name, whose words its neighbours share ("spiral staircase" names
+    one of "Straight oak staircase"'s three)."""
+    terms = key_terms(key)
+    said = named(question, terms)
+    return 2 * len(said) >= len(terms) if item else bool(said)
 
 
 def another_row(question: str, claims: Sequence[Claim], hits: Sequence[Hit], embedder: Embedder) -> bool:
@@ -54,7 +90,7 @@ def another_row(question: str, claims: Sequence[Claim], hits: Sequence[Hit], emb
         return False
     keys = _keys(hits, claims)
     asked = key_terms(question)
-    if not keys or any(named(question, key_terms(key)) for key in keys):
+    if not keys or any(_names(question, key, item) for key, item in keys):
         return False
     retrieved = " ".join(" ".join([h.fragment.title, *h.fragment.section, h.fragment.text]) for h in hits)
     unnamed = asked - named(retrieved, asked)
@@ -62,11 +98,11 @@ def another_row(question: str, claims: Sequence[Claim], hits: Sequence[Hit], emb
     words = list(dict.fromkeys(w for w in _WORD.findall(question) if len(w) >= 3 and key_terms(w) & unnamed))
     if not words:
         return False
-    vectors = normalise(np.asarray(embedder.embed([*words, *keys]), dtype=np.float32))
+    vectors = normalise(np.asarray(embedder.embed([*words, *(key for key, _ in keys)]), dtype=np.float32))
     closeness = vectors[: len(words)] @ vectors[len(words) :].T
     return bool(closeness.max() >= kind)
 
 
 def _is_row(claim: Claim, hits: Sequence[Hit]) -> bool:
     text = hits[claim.fragment - 1].fragment.text
-    return any(b.kind == "row" and b.text == claim.quote for b in fragment_blocks(text))
+    return any(b.text == claim.quote and _key(b) for b in fragment_blocks(text))

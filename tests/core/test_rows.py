@@ -4,7 +4,7 @@ is not quoted for an entity the table lacks."""
 import pytest
 
 from core.answering.pipeline import Pipeline
-from core.answering.rows import row_key
+from core.answering.rows import item_key, row_key
 from core.common.settings import Settings
 from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from tests.core.conftest import quotes_of
@@ -36,6 +36,24 @@ Laptops are replaced every four years.
 | Spain | 130 EUR |
 
 Receipts are required for every night.
+"""
+
+PRICES = """---
+title: Price list
+audience: public
+---
+# Price list
+
+## Tables and staircases
+
+- Solid oak dining table, 180 × 90 cm, 40 mm top: 1,950 EUR.
+- Oak bench, 160 cm: 690 EUR.
+- Straight oak staircase, up to 14 steps, with one handrail: from 6,400 EUR.
+- Quarter-turn oak staircase, up to 16 steps: from 8,900 EUR.
+
+## Delivery
+
+Delivery within 15 km is free. Beyond that it costs 2 EUR per km.
 """
 
 
@@ -86,3 +104,42 @@ def test_a_near_miss_row_of_another_entity_is_refused(tables, question):
 def test_a_row_the_question_names_is_still_quoted(tables, question, row):
     answer = tables.answer(question, SCOPES["public"])
     assert answer.answered and quotes_of(answer)[0].text == row
+
+
+@pytest.fixture
+def prices(tmp_path, local_embedder):
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "price-list.md").write_text(PRICES, encoding="utf-8")
+    settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "var")
+    kb = KnowledgeBase(settings, local_embedder)
+    kb.sync()
+    pipeline = Pipeline(settings, kb)
+    yield pipeline
+    pipeline.close()
+
+
+def test_a_list_item_is_keyed_by_its_name():
+    assert item_key("- Oak bench, 160 cm: 690 EUR.") == "Oak bench"
+    assert item_key("Quarter-turn oak staircase, up to 16 steps: from 8,900 EUR.") == "Quarter-turn oak staircase"
+    # No value given by name, or a sentence before the colon: not a row.
+    assert item_key("- Water damage from leaks") is None
+    assert item_key("- If the wood was stored outside for more than a week: no refund.") is None
+
+
+def test_a_price_list_item_of_another_entity_is_refused(prices):
+    answer = prices.answer("How much is a spiral staircase?", SCOPES["public"])
+    assert answer.kind == "refused", [q.text for q in quotes_of(answer)]
+
+
+@pytest.mark.parametrize(
+    ("question", "item"),
+    [
+        ("How much is the straight staircase?", "Straight oak staircase, up to 14 steps, with one handrail"),
+        ("How much is an oak bench?", "Oak bench, 160 cm: 690 EUR."),
+        ("What does a quarter-turn staircase cost?", "Quarter-turn oak staircase, up to 16 steps: from 8,900 EUR."),
+    ],
+)
+def test_a_list_item_the_question_names_is_still_quoted(prices, question, item):
+    answer = prices.answer(question, SCOPES["public"])
+    assert answer.answered and item in quotes_of(answer)[0].text
