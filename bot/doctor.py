@@ -4,7 +4,9 @@ Nothing is started and nothing is contacted: Slack and Telegram check their toke
 bot starts. What can be told from the values alone is told here: a token of the wrong kind, HTTP mode
 without its signing secret, a webhook Telegram will not call, two servers on one port, a placeholder
 left from `.env.example`, an id where a name was given, an embedder that doesn't read the documents'
-languages. Every problem in one run: a reading that stops at its first is read again past it.
+languages. From the index as it stands it also tells what a customer-facing bot can't see: prices, opening
+hours or terms that only staff-only documents state. Every problem in one run: a reading that stops at its first
+is read again past it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlparse
 
+from bot.cli.records import public_surfaces
 from bot.env import port_from
+from bot.presenter import reports
 from bot.slack.config import slack_settings
 from bot.telegram.config import telegram_settings
-from core import ConfigError, folder_advice, from_env
+from core import ConfigError, Settings, VerbatimError, folder_advice, from_env, public_shortfalls
 
 # Telegram calls a webhook only on these ports (https://core.telegram.org/bots/api#setwebhook).
 WEBHOOK_PORTS = (443, 80, 88, 8443)
@@ -134,6 +138,7 @@ def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -
         )
     elif advice := folder_advice(settings):  # MiniLM on documents mostly not in English
         found.add("VERBATIM_EMBEDDER", advice)
+    _public_documents(settings, env, found)
     if settings.database_url and importlib.util.find_spec("psycopg") is None:
         found.add(
             "VERBATIM_DATABASE_URL",
@@ -145,6 +150,23 @@ def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -
     ):
         if urlparse(get(base)).hostname == "api.openai.com" and not get(key):
             found.add(key, f"{base} is OpenAI's, which needs a key: put your OpenAI API key (sk-…) in {key}.")
+
+
+def _public_documents(settings: Settings, env: Mapping[str, str], found: Diagnosis) -> None:
+    """Prices, opening hours or terms that only staff-only documents state, while a surface answers customers.
+
+    Read from the index as it stands in the data folder (none yet: nothing to say); a database is not contacted.
+    """
+    surfaces = public_surfaces(env)
+    if not surfaces or settings.database_url:
+        return
+    try:
+        lacking = public_shortfalls(settings)
+    except VerbatimError:
+        return  # an index that can't be read is `verbatim index`'s and `status`'s to report, not the settings'
+    for shortfall in lacking:
+        line = reports.public_lacks_line(shortfall.kind, shortfall.documents, ", ".join(surfaces))
+        found.add("VERBATIM_KNOWLEDGE_DIR", f"{line}.")
 
 
 def _slack(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -> bool:

@@ -269,6 +269,18 @@ def _slowest(report: Report) -> str:
     )
 
 
+def _instructions(report: Report) -> str:
+    """Lines the documents address to an assistant, where they stand; shown only when there are some."""
+    if not report.instructions:
+        return ""
+    c = reports.REPORT_COLUMNS
+    table = _table(
+        [c["line"], c["where"]],
+        ([_e(i.text), f'{_e(i.heading)} <span class="muted">({_e(i.document)})</span>'] for i in report.instructions),
+    )
+    return _section("instructions", f'<p class="note">{_e(reports.INSTRUCTIONS_NOTE)}</p>{table}')
+
+
 def render(report: Report) -> str:
     """The whole report as one HTML document."""
     body = "".join(
@@ -290,6 +302,7 @@ def render(report: Report) -> str:
             ),
             _section("sections_never", _or_none(report.sections_never, _names(report.sections_never))),
             _section("slowest", _or_none(report.slowest, _slowest(report))),
+            _instructions(report),
         ]
     )
     return (

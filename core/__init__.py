@@ -25,10 +25,20 @@ from core.common.text import SECTION_SEPARATOR
 from core.common.values import Fragment, Hit
 from core.ingest import FragmentProgress, SyncReport
 from core.ingest.folder import skipped_summary
+from core.measuring.coverage import Shortfall, public_shortfalls
 from core.measuring.evaluation import Outcome, calibration_grid, evaluate, load_questions, recommend
 from core.measuring.gaps import Gap, recent_gaps
 from core.measuring.register import Attention, Leftovers, RegisterStatus, read_register, sweep_data
-from core.measuring.report import Disliked, Report, Slow, Status, admin_status, build_report, parse_span
+from core.measuring.report import (
+    Disliked,
+    Instruction,
+    Report,
+    Slow,
+    Status,
+    admin_status,
+    build_report,
+    parse_span,
+)
 from core.measuring.selfcheck import run_checks
 from core.retrieval.choosing import folder_advice
 from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
@@ -57,6 +67,7 @@ __all__ = [
     "Gap",
     "Hit",
     "IndexCorrupt",
+    "Instruction",
     "KnowledgeBase",
     "KnowledgeError",
     "Leftovers",
@@ -68,6 +79,7 @@ __all__ = [
     "Retrieval",
     "RunLogError",
     "Settings",
+    "Shortfall",
     "Slow",
     "Statement",
     "Status",
@@ -90,6 +102,7 @@ __all__ = [
     "load_questions",
     "open_store",
     "parse_span",
+    "public_shortfalls",
     "read_register",
     "recent_gaps",
     "recommend",

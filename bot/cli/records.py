@@ -98,6 +98,10 @@ def cmd_report(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         print(f"\n{reports.REPORT_SECTIONS['slowest']}:", file=out)
         for slow in report.slowest[:5]:
             print(f"  • {printable(reports.slow_line(slow))}", file=out)
+    if report.instructions:
+        print(f"\n{reports.REPORT_SECTIONS['instructions']} ({reports.INSTRUCTIONS_NOTE}):", file=out)
+        for item in report.instructions:
+            print(f"  • {printable(reports.instruction_line(item))}", file=out)
     return 0
 
 
@@ -123,7 +127,7 @@ def _table(rows: list[list[str]], widest: int = 34) -> list[str]:
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in cut]
 
 
-def _attention_line(item: Attention) -> str:
+def _attention_line(item: Attention, surfaces: str) -> str:
     if item.kind == "failed":
         return f"failed       {item.document}: {item.detail}"
     if item.kind == "past_review":
@@ -132,12 +136,17 @@ def _attention_line(item: Attention) -> str:
         return f"no owner     {item.document}: set `owner:` in its metadata"
     if item.kind == "bad_metadata":
         return f"metadata     {item.document}: {item.detail}"
+    if item.kind == "sync_failed":
+        return f"sync failed  {item.detail}"
+    if item.kind == "public_lacks":
+        return f"staff only   {reports.public_lacks_line(item.detail, item.documents, surfaces)}"
     return f"no public    the folder has no indexed public document, but {item.detail} answers the public"
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """The register as it stands (no sync); exit 0 when nothing needs attention, 1 when something does."""
-    status = read_register(settings, public_surfaces())
+    surfaces = public_surfaces()
+    status = read_register(settings, surfaces)
     if args.json:
         json.dump(status.to_json(), out, ensure_ascii=False, indent=2)
         out.write("\n")
@@ -172,7 +181,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
     if status.attention:
         print("\nNeeds attention:", file=out)
         for item in status.attention:
-            print(f"  {printable(_attention_line(item))}", file=out)
+            print(f"  {printable(_attention_line(item, ', '.join(surfaces)))}", file=out)
         return 1
     print("Nothing needs attention.", file=out)
     return 0

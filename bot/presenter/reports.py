@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from core import (
     Disliked,
     Gap,
+    Instruction,
     Report,
     Slow,
     Status,
@@ -57,6 +58,7 @@ REPORT_SECTIONS = {
     "sections_quoted": "Sections quoted most",
     "sections_never": "Sections never quoted",
     "slowest": "Slowest answers",
+    "instructions": "Lines that look like an instruction to a chatbot",
 }
 
 
@@ -117,6 +119,7 @@ def status_text(status: Status, now: float) -> str:
         [
             f"Documents: {status.indexed} indexed{failed}{extra}.",
             f"Last sync: {synced}.",
+            *([f"The last sync failed: {status.sync_problem}"] if status.sync_problem else []),
             f"Today: {status.today.asked} asked, {status.today.answered} answered.",
             f"Last 7 days: {week.asked} asked, {week.refused} refused ({percent(week.refused, week.asked)}).",
         ]
@@ -174,6 +177,8 @@ REPORT_COLUMNS = {
     "steps": "steps (ms)",
     "up": "👍 helpful",
     "down": "👎 not helpful",
+    "line": "line (never quoted as an answer)",
+    "where": "section (document)",
 }
 
 
@@ -192,6 +197,32 @@ def gaps_note(report: Report) -> str:
 
 def disliked_line(answer: Disliked) -> str:
     return f"{answer.down}× 👎 “{answer.question}” ({answer.at[:10]}, {answer.surface})"
+
+
+INSTRUCTIONS_NOTE = (
+    "These lines speak to an assistant or a bot, not to a reader: they are never quoted as an answer. "
+    "Remove them from the document, or reword them for people."
+)
+
+
+# What customers can't be told when only staff-only documents state it (core.measuring.coverage's kinds).
+SHORTFALL_KINDS = {"prices": "prices", "hours": "opening hours", "terms": "warranty, return or refund terms"}
+
+
+def public_lacks_line(kind: str, documents: Sequence[str], surfaces: str) -> str:
+    """`verbatim status` and `doctor`: staff-only documents state what no public one does, and how to share them."""
+    what = SHORTFALL_KINDS.get(kind, kind)
+    named = ", ".join(documents[:3]) + (f" and {len(documents) - 3} more" if len(documents) > 3 else "")
+    one = len(documents) == 1
+    return (
+        f"{len(documents)} staff-only document{'' if one else 's'} hold{'s' if one else ''} {what} ({named}) "
+        f"and no public one does: customers on {surfaces} can't be told {what}; mark {'it' if one else 'them'} "
+        f"public with a sidecar ({documents[0]}.meta.yml: audience: public)"
+    )
+
+
+def instruction_line(item: Instruction) -> str:
+    return f"“{item.text}” looks like an instruction — {item.heading} ({item.document})"
 
 
 def slow_line(slow: Slow) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from core.answering.figures import Reading, fits_figures, row_holds, stated_quantities
 from core.answering.follow_ups import _ABOUT, resolve_follow_up
+from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import named, propose, unknown_item
 from core.answering.rows import another_row
@@ -120,7 +121,12 @@ class ExtractiveAnswerer:
     def _score(self, questions: list[str], hits: Sequence[Hit]) -> list[list[tuple[float, int, str]]]:
         candidates: list[tuple[int, str, str]] = []
         for number, hit in enumerate(hits, start=1):
-            candidates.extend((number, bare, embedded) for bare, embedded in quotable_sentences(hit.fragment))
+            # A line addressed to an assistant answers no one: it is no candidate, so the next best one can be.
+            candidates.extend(
+                (number, bare, embedded)
+                for bare, embedded in quotable_sentences(hit.fragment)
+                if not addressed_to_assistant(read_of(hit.fragment, bare))
+            )
         if not candidates:
             return [[] for _ in questions]
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])

@@ -5,7 +5,8 @@ suffix, cuts them into fragments, embeds only the fragments whose text is new (p
 hashes), stages them in batches and swaps each document in one transaction; a removed file's
 fragments are dropped and its register row kept, marked `removed`. A folder that can't be
 listed changes nothing, nor does another folder or one that would remove most of the index
-(`guard`); a file over the size limit fails before it is read.
+(`guard`); a file over the size limit fails before it is read. A renamed file is one update (its
+content found under a new name), and a sync that would fill the index's disk stops before it writes (`space`).
 
 May import: common, vectors, store.
 """
@@ -24,10 +25,11 @@ import numpy as np
 from core.common.errors import DocumentError, KnowledgeError
 from core.common.values import Document, Fragment, quotable_sentences, text_hash
 from core.ingest.documents import sha256_of
-from core.ingest.folder import list_folder, outside_metadata, refuse_outside
+from core.ingest.folder import DEFAULT_MAX_DOCUMENT_BYTES, VANISHED, list_folder, outside_metadata, read_file
 from core.ingest.fragments import fragment_document, fragment_hash
-from core.ingest.guard import check_folder
+from core.ingest.guard import check_folder, renamed
 from core.ingest.readers import parse_document, suffixes
+from core.ingest.space import Room
 from core.store import IndexStore, KnownDocument
 from core.vectors.embeddings import Embedder
 
@@ -35,7 +37,6 @@ log = logging.getLogger(__name__)
 
 
 Progress = Callable[[int, int, str], None]  # (files done, files in all, the file at hand)
-DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
 # Fragments embedded and stored per step: a few embedder batches, so a 5 MB document's
 # texts, token ids and vectors are never all in memory at once.
 FRAGMENT_BATCH = 256
@@ -119,13 +120,16 @@ def sync(
         report.rebuilt = index.embedder_id() is not None
         index.reset(embedder.id)
     known = index.known()
+    moved = renamed(folder, files, unreadable, known, max_document_bytes)  # {new name: old}: one update each
+    room = Room(index)
+    room.check_folder(folder, (f for f in files if f.relative_to(folder).as_posix() not in moved), known)
     seen: set[str] = set()
     for rel, reason in unreadable.items():
         report.failed[rel] = reason
         seen.update(path for path in known if path.startswith(rel))  # kept as they were, not removed
     # Documents are queued and their fragments embedded FRAGMENT_BATCH at a time across documents: a folder
     # of small documents runs at the model's batch rate, not at the cost of a small call per document.
-    batches = _Batches(index, embedder, report, progress if isinstance(progress, FragmentListener) else None)
+    batches = _Batches(index, embedder, report, progress if isinstance(progress, FragmentListener) else None, room)
     try:
         for number, file in enumerate(files, start=1):
             rel = file.relative_to(folder).as_posix()
@@ -135,16 +139,16 @@ def sync(
             previous = known.get(rel)
             doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes)
             if doc is not None:
-                batches.add(doc, updated=bool(previous and previous.state != "failed"))
+                batches.add(doc, bool(previous and previous.state != "failed") or rel in moved, moved.get(rel))
         batches.finish()
     except BaseException:
         batches.abort()
         raise
-    gone = [path for path in known if path not in seen]
+    gone = [path for path in known if path not in seen and path not in batches.replaced]
     index.remove(gone)
     report.removed = len(gone)
     report.fragments, report.mean_chars, report.max_chars = index.stats()
-    report.languages = index.languages()
+    report.languages = _languages(index)
     report.seconds = time.perf_counter() - started
     if not files and not unreadable:
         *most, last = suffixes()
@@ -164,17 +168,18 @@ def _changed_document(
     """The file read as a document when it is new or changed; None when it is unchanged or fails (its failure
     recorded in the index and the report)."""
     try:
-        refuse_outside(folder, file)
-        data = _read(file, limit)
+        data = read_file(folder, file, limit)  # through the folder's guard: links out, secrets, the size limit
     except DocumentError as exc:
-        if previous and previous.state == "failed" and previous.error == str(exc):
-            report.failed[rel] = str(exc)  # already recorded; recording it again would reload every reader
+        if str(exc) == VANISHED or (previous and previous.state == "failed" and previous.error == str(exc)):
+            # Renamed or removed since listed: its indexed version stays until the next sync takes the change
+            # in. Already recorded: recording it again would reload every reader.
+            report.failed[rel] = str(exc)
         else:
             _fail(index, report, rel, b"", str(exc), size=_size(file))
         return None
     sha = sha256_of(data)
     try:
-        defaults, sidecar, meta_sha = outside_metadata(folder, file)
+        defaults, sidecar, meta_sha = outside_metadata(folder, file, limit)
     except DocumentError as exc:
         _fail(index, report, rel, data, str(exc))
         return None
@@ -197,22 +202,16 @@ def _changed_document(
     return replace(doc, modified=_modified(file))  # a big document is held once, as fragments, from here on
 
 
-def _read(file: Path, limit: int) -> bytes:
-    """The file's bytes; DocumentError when it can't be read or is over `limit` (checked before reading it)."""
-    try:
-        size = file.stat().st_size
-        if size <= limit:
-            with file.open("rb") as handle:
-                data = handle.read(limit + 1)  # the file may have grown since
-            size = len(data)
-    except OSError as exc:
-        raise DocumentError(f"can't be read ({exc.strerror})") from exc
-    if size > limit:
-        raise DocumentError(
-            f"is {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB limit (VERBATIM_MAX_DOCUMENT_MB); "
-            "split it or raise the limit"
-        )
-    return data
+def _languages(index: IndexStore) -> dict[str, int]:
+    """Indexed documents per language, once those whose language couldn't be told (a short note, a table of
+    names and figures) took the folder's main language: "unknown" says nothing true of them, and they are
+    written in the language the rest of the folder is, far more often than not."""
+    counts = index.languages()
+    main = next((code for code in counts if code), "")  # most documents first
+    if main and "" in counts:
+        index.inherit_language(main)
+        counts = index.languages()
+    return counts
 
 
 def _modified(file: Path) -> str:
@@ -260,6 +259,7 @@ class _Queued:
     updated: bool
     started: float
     done: int = 0
+    replaces: str | None = None  # the path it had before it was renamed
 
 
 class _Share(NamedTuple):
@@ -277,19 +277,27 @@ class _Batches:
     their new sentences in one call, stages each document's share, and swaps in every document
     whose last fragment is staged. A folder of 10-fragment documents thus costs the model's batch
     rate (measured in benchmarks/index_throughput.py), and a big document is still never held as
-    more than a batch of vectors at once. `abort` drops what the queued documents staged.
+    more than a batch of vectors at once. `abort` drops what the queued documents staged. Each step
+    checks first that the disk has room for what it will write (`Room`).
     """
 
     def __init__(
-        self, index: IndexStore, embedder: Embedder, report: SyncReport, listener: FragmentListener | None
+        self,
+        index: IndexStore,
+        embedder: Embedder,
+        report: SyncReport,
+        listener: FragmentListener | None,
+        room: Room,
     ) -> None:
         self.index, self.embedder, self.report, self.listener = index, embedder, report, listener
+        self.room = room
         self.queue: list[_Queued] = []
+        self.replaced: set[str] = set()  # old paths of renamed documents, removed as their new version went in
 
-    def add(self, doc: Document, updated: bool) -> None:
+    def add(self, doc: Document, updated: bool, replaces: str | None = None) -> None:
         fragments = fragment_document(doc)
         self.index.mark_indexing(doc)
-        self.queue.append(_Queued(doc, fragments, updated, time.perf_counter()))
+        self.queue.append(_Queued(doc, fragments, updated, time.perf_counter(), replaces=replaces))
         while sum(len(q.fragments) - q.done for q in self.queue) >= FRAGMENT_BATCH:
             self._step()
 
@@ -309,13 +317,16 @@ class _Batches:
     def _step(self) -> None:
         """Embed and stage the next FRAGMENT_BATCH queued fragments; commit the documents they complete."""
         shares: list[_Share] = []
-        room = FRAGMENT_BATCH
+        left = FRAGMENT_BATCH
         for queued in self.queue:
-            if room == 0:
+            if left == 0:
                 break
-            share = queued.fragments[queued.done : queued.done + room]
+            share = queued.fragments[queued.done : queued.done + left]
             shares.append(_Share(queued, share, [fragment_hash(f) for f in share]))
-            room -= len(share)
+            left -= len(share)
+        batch = sum(len(s.fragments) for s in shares)
+        what = f"the next {batch:,} fragment{'s' if batch != 1 else ''} (of {shares[0].queued.doc.path})"
+        self.room.check(sum(len(f.text) for s in shares for f in s.fragments), what)
         try:
             vectors = self._embed(shares)
         except Exception:
@@ -357,7 +368,9 @@ class _Batches:
                         FragmentProgress(queued.doc.path, queued.done, len(queued.fragments), seconds)
                     )
             if queued.done == len(queued.fragments):
-                self.index.commit(queued.doc, len(queued.fragments))
+                self.index.commit(queued.doc, len(queued.fragments), queued.replaces)
+                if queued.replaces is not None:
+                    self.replaced.add(queued.replaces)
                 self.queue.remove(queued)
                 if queued.updated:
                     self.report.updated += 1

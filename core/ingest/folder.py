@@ -1,5 +1,6 @@
 """The knowledge folder: which files in it are documents, the metadata beside them (sidecars and
-defaults files), and the refusal of anything that leads outside it or looks like a secret.
+defaults files), and the one way a knowledge file is read (`read_file`): through the guard that refuses
+anything leading outside the folder, anything that looks like a secret, and a file over the size limit.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from core.ingest.readers import suffixes
 log = logging.getLogger(__name__)
 
 
+DEFAULT_MAX_DOCUMENT_BYTES = 10_000_000
 SIDECAR_SUFFIX = ".meta.yml"  # `price-list.pdf.meta.yml` beside `price-list.pdf`
 
 
@@ -93,7 +95,33 @@ def list_folder(folder: Path) -> Listing:
     return Listing(sorted(files), unreadable, sorted(skipped))
 
 
-def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str, str], str]:
+def read_file(folder: Path, file: Path, limit: int = DEFAULT_MAX_DOCUMENT_BYTES) -> bytes:
+    """The bytes of a file in the knowledge folder, read through the folder's guard: DocumentError for a link
+    out of the folder or a secret file (`refuse_outside`), a file over `limit` bytes (told before it is read),
+    or one that can't be read. Every read of a knowledge file goes through here: a sync's, the language
+    sampler's (core.retrieval.choosing), the guard's hashes (core.ingest.guard) and the metadata files'."""
+    refuse_outside(folder, file)
+    try:
+        size = file.stat().st_size
+        if size <= limit:
+            with file.open("rb") as handle:
+                data = handle.read(limit + 1)  # the file may have grown since
+            size = len(data)
+    except FileNotFoundError as exc:  # listed a moment ago: renamed or removed since
+        raise DocumentError(VANISHED) from exc
+    except OSError as exc:
+        raise DocumentError(f"can't be read ({exc.strerror})") from exc
+    if size > limit:
+        raise DocumentError(
+            f"is {size / 1e6:.1f} MB, over the {limit / 1e6:g} MB limit (VERBATIM_MAX_DOCUMENT_MB); "
+            "split it or raise the limit"
+        )
+    return data
+
+
+def outside_metadata(
+    folder: Path, file: Path, limit: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> tuple[dict[str, str], dict[str, str], str]:
     """Folder defaults (nearest folder wins), the file's sidecar, and a hash of the files they came from."""
     digest = hashlib.sha256()
     used = False
@@ -102,18 +130,12 @@ def outside_metadata(folder: Path, file: Path) -> tuple[dict[str, str], dict[str
         nonlocal used
         if not path.exists() and not path.is_symlink():
             return {}
-        try:
-            refuse_outside(folder, path)  # a sidecar linked to ../.env must not be read (nor quoted in an error)
-        except DocumentError:
-            if not os.path.lexists(path):  # gone since it was seen: as if it had never been there, as below
+        try:  # a sidecar linked to ../.env must not be read (nor quoted in an error)
+            data = read_file(folder, path, limit)
+        except DocumentError as exc:
+            if not os.path.lexists(path):  # gone since it was seen: as if it had never been there
                 return {}
-            raise
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise DocumentError(f"its metadata file {path.name} can't be read ({exc.strerror})") from exc
+            raise DocumentError(f"its metadata file {path.name}: {exc}") from exc
         used = True
         digest.update(path.name.encode() + b"\0" + data + b"\0")
         try:

@@ -5,7 +5,7 @@ share not mounted, a copy under way), would mark the first folder's documents re
 folder at another path is the same folder, moved, only when most of the indexed documents' contents are in it
 (one shared file name, a README.md, is not enough); a sync that would remove more than half of the indexed
 documents, and more than one, needs `replace`. A document whose content is in the folder under another name
-was renamed, not removed.
+was renamed, not removed, and `renamed` tells a sync which ones, so that each is one update.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from core.common.errors import KnowledgeError
+from core.common.errors import DocumentError, KnowledgeError
+from core.ingest.folder import read_file
 from core.store import IndexStore, KnownDocument
 
 REPLACE_HINT = "`verbatim index --replace`"
@@ -35,7 +36,7 @@ def check_folder(
         kept = tuple(unreadable)  # subfolders that can't be listed: their documents are kept, not removed
         gone = {p: d for p, d in live.items() if p not in names and not p.startswith(kept)}
         if _most(gone, live):
-            gone = {p: d for p, d in gone.items() if p not in _held(gone, names, live, limit)}
+            gone = {p: d for p, d in gone.items() if p not in _held(folder, gone, names, live, limit)}
             if _most(gone, live):
                 raise KnowledgeError(
                     f"Indexing {folder} would remove {len(gone)} of the {len(live)} documents indexed "
@@ -50,7 +51,7 @@ def _same_folder(
     folder: Path, indexed: str | None, live: Mapping[str, KnownDocument], names: Mapping[str, Path], limit: int
 ) -> None:
     """Refuse a folder at another path unless most of the indexed documents' contents are in it (it moved)."""
-    held = len(_held(live, names, live, limit))
+    held = len(_held(folder, live, names, live, limit))
     if 2 * held > len(live):
         return
     some = "none" if not held else f"only {held}"
@@ -74,29 +75,52 @@ def _some(gone: Mapping[str, KnownDocument], shown: int = 3) -> str:
 
 
 def _held(
-    docs: Mapping[str, KnownDocument], names: Mapping[str, Path], live: Mapping[str, KnownDocument], limit: int
+    folder: Path,
+    docs: Mapping[str, KnownDocument],
+    names: Mapping[str, Path],
+    live: Mapping[str, KnownDocument],
+    limit: int,
 ) -> set[str]:
     """The documents among `docs` whose content is in the folder: under their own name, or under a name the
     index does not know (renamed). Files are hashed only here, when the folder looks like another one."""
-    held = {p for p, d in docs.items() if p in names and _sha256(names[p], limit) == d.sha256}
-    wanted = {d.sha256: p for p, d in docs.items() if p not in held}
+    held = {p for p, d in docs.items() if p in names and _sha256(folder, names[p], limit) == d.sha256}
+    return held | set(_renames(folder, {p: d for p, d in docs.items() if p not in held}, names, live, limit).values())
+
+
+def renamed(
+    folder: Path, files: list[Path], unreadable: Iterable[str], known: Mapping[str, KnownDocument], limit: int
+) -> dict[str, str]:
+    """{new name: indexed path} for each indexed document gone from the folder whose content is in it under a name
+    the index does not know: a sync makes each one update, not a removal and an addition. Files are hashed only
+    when an indexed document is gone, and only those the index does not know."""
+    names = {f.relative_to(folder).as_posix(): f for f in files}
+    kept = tuple(unreadable)  # subfolders that can't be listed: their documents are kept, not renamed
+    gone = {p: d for p, d in known.items() if d.state == "indexed" and p not in names and not p.startswith(kept)}
+    return _renames(folder, gone, names, known, limit) if gone else {}
+
+
+def _renames(
+    folder: Path,
+    docs: Mapping[str, KnownDocument],
+    names: Mapping[str, Path],
+    live: Mapping[str, KnownDocument],
+    limit: int,
+) -> dict[str, str]:
+    """{new name: path} for the documents among `docs` whose content is in the folder under a name `live` lacks."""
+    wanted = {d.sha256: p for p, d in docs.items()}
+    found: dict[str, str] = {}
     for rel, file in names.items():
         if not wanted:
             break
-        if rel not in live and (digest := _sha256(file, limit)) in wanted:
-            held.add(wanted.pop(digest))
-    return held
+        if rel not in live and (digest := _sha256(folder, file, limit)) in wanted:
+            found[rel] = wanted.pop(digest)
+    return found
 
 
-def _sha256(file: Path, limit: int) -> str | None:
-    """The file's SHA-256 as the index records it; None when it can't be read or is over the size limit."""
+def _sha256(folder: Path, file: Path, limit: int) -> str | None:
+    """The file's SHA-256 as the index records it; None when the folder's guard refuses it (a link out, a secret,
+    over the size limit) or it can't be read."""
     try:
-        if file.stat().st_size > limit:
-            return None
-        digest = hashlib.sha256()
-        with file.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
-    except OSError:
+        return hashlib.sha256(read_file(folder, file, limit)).hexdigest()
+    except DocumentError:
         return None
-    return digest.hexdigest()

@@ -2,10 +2,12 @@
 
 `read_register(settings)` reads the store without changing it (a file in the folder that was
 never indexed shows as `queued`) and lists what needs a person: failed documents, documents
-past their review date, documents with no owner, and no public document while a public
-surface is configured. `sweep_data(settings, apply)` finds what nothing refers to (fragments
-and vectors of no indexed document, rows of removed documents, damaged index copies moved
-aside as `*.corrupt-*`) and removes it only when asked.
+past their review date, documents with no owner, and, while a public surface is configured, no
+public document, or prices, opening hours or terms that only staff-only documents hold; and why the
+last sync failed, when it did (a bot's resync that would have filled the disk, a folder gone).
+`sweep_data(settings, apply)` finds what nothing refers to (fragments and vectors of no indexed
+document, rows of removed documents, damaged index copies moved aside as `*.corrupt-*`) and
+removes it only when asked.
 """
 
 from __future__ import annotations
@@ -20,23 +22,28 @@ from typing import Any, Literal
 from core.answering.review import dated, parse_date, parse_period, review_due
 from core.common.errors import KnowledgeError
 from core.common.settings import Settings
+from core.measuring.coverage import Shortfall, shortfalls
 from core.store import DocumentRecord, IndexStore, Unreferenced, existing_store
 from core.vectors import approximate
 
 STATES = ("queued", "indexing", "indexed", "failed", "removed")
-AttentionKind = Literal["failed", "past_review", "no_owner", "bad_metadata", "no_public_document"]
+AttentionKind = Literal[
+    "failed", "past_review", "no_owner", "bad_metadata", "no_public_document", "public_lacks", "sync_failed"
+]
 
 
 @dataclass(frozen=True)
 class Attention:
-    """One thing a person should look at; `detail` is the reason, the due date or the surfaces concerned."""
+    """One thing a person should look at; `detail` is the reason, the due date, the surfaces concerned, or what
+    the public documents lack (`prices`, `hours`, `terms`, with the staff-only `documents` that hold it)."""
 
     kind: AttentionKind
     document: str  # the document's path; "" for the folder as a whole
     detail: str = ""
+    documents: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "document": self.document, "detail": self.detail}
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "document": self.document, "detail": self.detail, "documents": list(self.documents)}
 
 
 @dataclass(frozen=True)
@@ -102,18 +109,23 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     """
     records: list[DocumentRecord] = []
     search = ""
+    lacking: list[Shortfall] = []
+    problem: str | None = None  # why the last sync failed (a bot's resync: a full disk, a missing folder)
     store = existing_store(settings.data_dir, settings.database_url, settings.database_wait)
     if store is not None:
         try:
             records = store.index.register()
             search = _search(store.index, records)
+            problem = store.index.sync_problem()
+            if public_surfaces:
+                lacking = shortfalls(fragment for _, fragment in store.index.load().each())
         finally:
             store.close()
     queued, skipped = _never_indexed(settings.knowledge_dir, {r.path for r in records if r.state != "removed"})
     records.extend(queued)
     records.sort(key=lambda r: r.path)
     today = today or date.today()
-    attention: list[Attention] = []
+    attention: list[Attention] = [Attention("sync_failed", "", problem)] if problem else []
     due_dates: dict[str, str] = {}
     for record in records:
         if record.state == "failed":
@@ -131,6 +143,8 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
         attention.extend(_unreadable_metadata(record))
     if public_surfaces and not any(r.state in ("indexed", "indexing") and r.audience == "public" for r in records):
         attention.append(Attention("no_public_document", "", ", ".join(public_surfaces)))
+    else:  # with no public document at all, the line above says it all
+        attention.extend(Attention("public_lacks", "", s.kind, s.documents) for s in lacking)
     return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates, search, tuple(skipped))
 
 

@@ -3,9 +3,9 @@
 Every refusal is a question someone really asked that the documents don't answer; every 👎 an
 answer someone didn't trust. `build_report` turns the run log of a period into one typed value
 (counts per reason, surface and day; refused questions grouped by meaning; disliked answers with
-their quotes; sections quoted most and never; the slowest answers) that the CLI prints, writes as
-JSON or renders as HTML. No user ids reach it: the run log keeps only hashes, and the report
-reads none of them.
+their quotes; sections quoted most and never; the slowest answers; lines the documents address to
+an assistant, which are never quoted as answers) that the CLI prints, writes as JSON or renders as
+HTML. No user ids reach it: the run log keeps only hashes, and the report reads none of them.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from core.answering.instructions import instructions_in
 from core.common.errors import VerbatimError
 from core.measuring.gaps import DAY, Gap, find_gaps, iso
 from core.measuring.register import read_register
@@ -82,6 +83,16 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Instruction:
+    """A line of an indexed document that speaks to an assistant or a bot: never quoted as an answer, shown to the
+    document's owner ("looks like an instruction")."""
+
+    text: str
+    document: str  # the document's path
+    heading: str  # Document › Section
+
+
+@dataclass(frozen=True)
 class Slow:
     id: str
     at: str
@@ -112,6 +123,7 @@ class Report:
     sections_never: tuple[Usage, ...]
     slowest: tuple[Slow, ...]
     gap_similarity: float = SIMILARITY
+    instructions: tuple[Instruction, ...] = ()  # lines the indexed documents address to an assistant
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -129,6 +141,7 @@ class Status:
     today: Counts
     week: Counts
     extra: dict[str, int] = field(default_factory=dict)  # e.g. documents past review, when known
+    sync_problem: str | None = None  # why the last sync of the folder failed (any process on the store)
 
 
 # --- building -------------------------------------------------------------------------------------
@@ -153,8 +166,28 @@ def _quoted(entry: Logged) -> list[dict[str, Any]]:
     return [q for s in entry.statements for q in s.get("quotes", ())]
 
 
+@dataclass(frozen=True)
+class _Indexed:
+    """What one read of every indexed fragment gives the report."""
+
+    documents: dict[tuple[str, str], None]  # (title, path), in index order
+    sections: dict[tuple[str, str], None]  # (Document › Section, path)
+    instructions: tuple[Instruction, ...]
+
+
+def _indexed(corpus: Corpus) -> _Indexed:
+    documents: dict[tuple[str, str], None] = {}
+    sections: dict[tuple[str, str], None] = {}
+    instructions: dict[Instruction, None] = {}  # a line repeated in one section is listed once
+    for _, f in corpus.each():  # one chunk of fragments in memory at a time
+        documents[(f.title, f.document)] = None
+        sections[(f.heading, f.document)] = None
+        instructions.update(dict.fromkeys(Instruction(line, f.document, f.heading) for line in instructions_in(f.text)))
+    return _Indexed(documents, sections, tuple(instructions))
+
+
 def _usage(
-    entries: Sequence[Logged], corpus: Corpus
+    entries: Sequence[Logged], indexed: _Indexed
 ) -> tuple[tuple[Usage, ...], tuple[Usage, ...], tuple[Usage, ...], tuple[Usage, ...]]:
     """Documents and sections by the number of answers quoting them; the indexed ones no answer quoted."""
     documents: Counter[tuple[str, str]] = Counter()
@@ -164,11 +197,6 @@ def _usage(
         # Counted once per answer: an answer quoting one section three times is still one answer.
         documents.update({(q["title"], q["document"]) for q in quotes})
         sections.update({(_heading(q["title"], q["section"]), q["document"]) for q in quotes})
-    indexed_docs: dict[tuple[str, str], None] = {}
-    indexed_sections: dict[tuple[str, str], None] = {}
-    for _, f in corpus.each():  # one chunk of fragments in memory at a time
-        indexed_docs[(f.title, f.document)] = None
-        indexed_sections[(f.heading, f.document)] = None
 
     def ranked(counter: Counter[tuple[str, str]]) -> tuple[Usage, ...]:
         return tuple(Usage(name, doc, n) for (name, doc), n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -176,7 +204,7 @@ def _usage(
     def never(indexed: dict[tuple[str, str], None], counter: Counter[tuple[str, str]]) -> tuple[Usage, ...]:
         return tuple(Usage(name, doc, 0) for name, doc in indexed if (name, doc) not in counter)
 
-    return ranked(documents), never(indexed_docs, documents), ranked(sections), never(indexed_sections, sections)
+    return ranked(documents), never(indexed.documents, documents), ranked(sections), never(indexed.sections, sections)
 
 
 def _heading(title: str, section: str) -> str:
@@ -207,7 +235,8 @@ def build_report(
     # Most 👎 first; among equals, the most recent.
     disliked = sorted(sorted((e for e in entries if e.down), key=lambda e: e.at, reverse=True), key=lambda e: -e.down)
     slowest = sorted(entries, key=lambda e: -e.timings.get("total", 0.0))[:top]
-    documents_quoted, documents_never, sections_quoted, sections_never = _usage(entries, corpus)
+    indexed = _indexed(corpus)
+    documents_quoted, documents_never, sections_quoted, sections_never = _usage(entries, indexed)
     return Report(
         since=iso(since),
         until=iso(until),
@@ -240,6 +269,7 @@ def build_report(
             Slow(e.id, e.at, e.surface, e.question, e.kind, e.timings.get("total", 0.0), e.timings) for e in slowest
         ),
         gap_similarity=similarity,
+        instructions=indexed.instructions,
     )
 
 
@@ -267,6 +297,7 @@ def admin_status(knowledge: KnowledgeBase, now: float | None = None) -> Status:
         today=today,
         week=week,
         extra=extra,
+        sync_problem=knowledge.store.index.sync_problem(),
     )
 
 

@@ -126,9 +126,11 @@ class LoadedSearch:
         self._load_failed_at = float("-inf")  # when a background load last failed (monotonic seconds)
 
     @contextmanager
-    def holding(self, hold: bool) -> Iterator[None]:
-        """With `hold`, keep answering from what is loaded while the block refills a recovered index."""
-        self._holding = hold and self.current is not None
+    def holding(self, recover: Callable[[], bool]) -> Iterator[None]:
+        """Run `recover` (True: the index was started anew) with no load under way, and keep answering from what
+        is loaded while the block refills a recovered index: a question never loads one half refilled."""
+        with self._loading:
+            self._holding = recover() and self.current is not None
         try:
             yield
         finally:
@@ -348,8 +350,8 @@ class KnowledgeBase:
 
     def retrieve(self, question: str, scope: frozenset[str], floor: float | None = None) -> Retrieval:
         """Embed the question and rank the fragments the scope may read."""
-        self.indexer.resync_if_due(lambda: self.sync(wait=False))  # never waits for another replica's indexing
         self._sync_first()
+        self.indexer.resync_if_due()  # in a thread of its own: this question is answered from the index in use
         rank = self.search.rank()
         started = time.perf_counter()
         query = self.embedder.embed_queries([question])[0]
@@ -372,5 +374,6 @@ class KnowledgeBase:
         return self.search.titles(scope)
 
     def close(self) -> None:
+        self.indexer.stop()  # a resync under way stops at its next file
         with self.loaded.idle():  # a background reload finishes first: it reads through the store's connections
             self.store.close()

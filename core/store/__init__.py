@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -59,6 +59,14 @@ class KnownDocument:
     state: str
     error: str | None
     language: str | None = None  # None: indexed before languages were detected, so read again once
+    size: int = 0  # of the file when it was read, in bytes
+
+
+class Disk(NamedTuple):
+    """The disk an index is on: its folder, as a person reads it, and the bytes free there."""
+
+    where: str
+    free: int
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,23 @@ class IndexStore(Protocol):
         """Damaged copies of the index set aside beside it (`*.corrupt-*`), for `verbatim sweep`."""
         ...
 
+    def disk(self) -> Disk | None:
+        """The disk the index is written to, for a sync to check it has room (`core.ingest.space`); None when it is
+        not this machine's (PostgreSQL) or can't be told."""
+        ...
+
+    def dimension(self) -> int | None:
+        """The length of the stored vectors; None before any is stored."""
+        ...
+
+    def sync_problem(self) -> str | None:
+        """Why the last sync of the folder failed, as a sentence for `status`; None when it succeeded."""
+        ...
+
+    def set_sync_problem(self, problem: str | None) -> None:
+        """Remember why a sync failed (None: it succeeded), for every process on the store to show."""
+        ...
+
     def generation(self) -> int:
         """A number that changes whenever the indexed content changes (any process, any writer)."""
         ...
@@ -206,8 +231,9 @@ class IndexStore(Protocol):
         """Add one batch of the new version's fragments; readers go on seeing the old version."""
         ...
 
-    def commit(self, document: Document, count: int) -> None:
-        """Swap the `count` staged fragments in, in one transaction: readers see the old or the new, never neither."""
+    def commit(self, document: Document, count: int, replaces: str | None = None) -> None:
+        """Swap the `count` staged fragments in, in one transaction: readers see the old or the new, never neither.
+        `replaces` names the document's path before it was renamed: it is removed in the same transaction."""
         ...
 
     def abort(self, path: str) -> None:
@@ -224,6 +250,10 @@ class IndexStore(Protocol):
 
     def languages(self) -> dict[str, int]:
         """Indexed documents per language code ("" for those whose language couldn't be told), most first."""
+        ...
+
+    def inherit_language(self, language: str) -> None:
+        """Give the indexed documents whose language couldn't be told this one (the folder's main language)."""
         ...
 
     def register(self) -> list[DocumentRecord]:

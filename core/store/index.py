@@ -17,7 +17,7 @@ import numpy as np
 
 from core.common.errors import IndexFileError
 from core.common.values import Fragment
-from core.store import DocumentRecord, KnownDocument, SearchingIndex, Unreferenced
+from core.store import Disk, DocumentRecord, KnownDocument, SearchingIndex, Unreferenced
 from core.store.sql import Dialect, Sql
 
 if TYPE_CHECKING:
@@ -105,6 +105,9 @@ class SQLIndex:
     def damaged_copies(self) -> list[Path]:
         return []
 
+    def disk(self) -> Disk | None:
+        return None
+
     # --- the shared SQL -----------------------------------------------------------------------------
 
     def _meta(self, db: Sql, key: str) -> str | None:
@@ -132,6 +135,22 @@ class SQLIndex:
         with self._read() as db:
             return self._meta(db, "knowledge_folder")
 
+    def dimension(self) -> int | None:
+        with self._read() as db:
+            value = self._meta(db, "dimension")
+        return int(value) if value else None
+
+    def sync_problem(self) -> str | None:
+        with self._read() as db:
+            return self._meta(db, "sync_problem")
+
+    def set_sync_problem(self, problem: str | None) -> None:
+        with self._write() as db:  # not the indexed content: no new generation
+            if problem is None:
+                db.execute("DELETE FROM meta WHERE key = 'sync_problem'")
+            else:
+                self._set_meta(db, "sync_problem", problem)
+
     def set_folder(self, folder: str) -> None:
         with self._write() as db:
             self._set_meta(db, "knowledge_folder", folder)
@@ -149,9 +168,9 @@ class SQLIndex:
         with self._read() as db:
             # A removed document's row is history for the register; to a sync it is as if never seen.
             rows = db.all(
-                "SELECT path, sha256, meta_sha256, state, error, language FROM documents WHERE state != 'removed'"
+                "SELECT path, sha256, meta_sha256, state, error, language, size FROM documents WHERE state != 'removed'"
             )
-        return {r[0]: KnownDocument(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+        return {r[0]: KnownDocument(r[1], r[2], r[3], r[4], r[5], int(r[6] or 0)) for r in rows}
 
     def vectors_for(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         return {digest: self.dialect.array(v) for digest, v in self._by_hash("fragments", "embedding", hashes)}
@@ -220,7 +239,7 @@ class SQLIndex:
                 ],
             )
 
-    def commit(self, document: Document, count: int) -> None:
+    def commit(self, document: Document, count: int, replaces: str | None = None) -> None:
         token = self._token(document.path)
         with self._write() as db:  # one transaction: readers see the old fragments or the new, never neither
             doc_id = db.value(f"SELECT id FROM documents WHERE path = ?{self.dialect.lock_row}", (document.path,))
@@ -237,6 +256,8 @@ class SQLIndex:
                 "licence = ?, review_every = ?, modified = ?, language = ? WHERE id = ?",
                 (*document_values(document), doc_id),
             )
+            if replaces is not None:  # renamed: the old name goes in this transaction, so it is one update
+                self._drop(db, [replaces])
             self._bump(db)
         del self._staging[document.path]
 
@@ -272,14 +293,14 @@ class SQLIndex:
         if not paths:
             return
         with self._write() as db:
-            for where, params in self.dialect.any_of("path", list(paths)):
-                db.execute(
-                    f"DELETE FROM fragments WHERE document_id IN (SELECT id FROM documents WHERE {where})", params
-                )
-                db.execute(
-                    f"UPDATE documents SET state = 'removed', error = NULL, indexed_at = NULL WHERE {where}", params
-                )
+            self._drop(db, paths)
             self._bump(db)
+
+    def _drop(self, db: Sql, paths: Sequence[str]) -> None:
+        """Inside a write transaction: the documents' fragments go, their register rows stay, marked `removed`."""
+        for where, params in self.dialect.any_of("path", list(paths)):
+            db.execute(f"DELETE FROM fragments WHERE document_id IN (SELECT id FROM documents WHERE {where})", params)
+            db.execute(f"UPDATE documents SET state = 'removed', error = NULL, indexed_at = NULL WHERE {where}", params)
 
     def languages(self) -> dict[str, int]:
         with self._read() as db:
@@ -288,6 +309,10 @@ class SQLIndex:
                 "GROUP BY 1 ORDER BY 2 DESC, 1"
             )
         return {str(code): int(n) for code, n in rows}
+
+    def inherit_language(self, language: str) -> None:
+        with self._write() as db:  # the set of languages is unchanged (it holds `language`): nothing to reload
+            db.execute("UPDATE documents SET language = ? WHERE state = 'indexed' AND language = ''", (language,))
 
     def register(self) -> list[DocumentRecord]:
         with self._read() as db:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import shutil
 import sqlite3
 import threading
 import traceback
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from core.common.errors import DiskFull, IndexCorrupt, IndexFileError, RunLogError
 from core.common.values import LogRecord
-from core.store import INDEX_FILE, RUNLOG_FILE
+from core.store import INDEX_FILE, RUNLOG_FILE, Disk
 from core.store.corpus import Corpus
 from core.store.index import SQLIndex
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
@@ -76,6 +77,12 @@ class SQLiteIndex(SQLIndex):
 
     def damaged_copies(self) -> list[Path]:
         return sorted(p for p in self.path.parent.glob("*.corrupt-*") if p.is_file())
+
+    def disk(self) -> Disk | None:
+        try:
+            return Disk(str(self.path.parent), shutil.disk_usage(self.path.parent).free)
+        except OSError:  # the data folder deleted under a running bot: the sync recreates it, unchecked
+            return None
 
     @contextmanager
     def _read(self) -> Iterator[Sql]:

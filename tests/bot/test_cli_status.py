@@ -71,6 +71,28 @@ def test_a_public_bot_over_a_folder_with_no_public_document_needs_attention(
     assert run(args, capsys)[0] == 0
 
 
+def test_a_public_bot_is_told_which_staff_only_documents_hold_the_prices(
+    tmp_path, write_kb, fake_embedder, capsys, monkeypatch
+):
+    rules = "---\ntitle: Rental rules\naudience: public\nowner: Desk\n---\n## Deposit\n\nThe deposit is released.\n"
+    kb = write_kb({"rental-rules.md": rules, "price-list.csv": "Bike,Per day\nE-bike,35 EUR\n"})
+    (kb / "price-list.csv.meta.yml").write_text("owner: Desk\n", encoding="utf-8")
+    KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data"), fake_embedder).sync()
+    args = ["status", "--knowledge", str(kb), "--data", str(tmp_path / "data")]
+    assert run(args, capsys)[0] == 0  # no public surface: staff read the price list
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:not-checked-here")
+    code, out, _ = run(args, capsys)
+    assert code == 1
+    assert (
+        "  staff only   1 staff-only document holds prices (price-list.csv) and no public one does: customers on "
+        "Telegram (TELEGRAM_BOT_TOKEN is set) can't be told prices; mark it public with a sidecar "
+        "(price-list.csv.meta.yml: audience: public)"
+    ) in out.splitlines()
+    code, out, _ = run([*args, "--json"], capsys)
+    (lacks,) = json.loads(out)["attention"]
+    assert lacks == {"kind": "public_lacks", "document": "", "detail": "prices", "documents": ["price-list.csv"]}
+
+
 def test_public_surfaces_are_read_from_the_environment():
     assert public_surfaces({}) == []
     assert public_surfaces({"TELEGRAM_BOT_TOKEN": "x"}) == ["Telegram (TELEGRAM_BOT_TOKEN is set)"]

@@ -223,3 +223,18 @@ def test_doctor_exits_0_when_nothing_is_wrong(monkeypatch, capsys):
     monkeypatch.setenv("SLACK_APP_TOKEN", APP)
     code, out, _ = run(["doctor"], capsys)
     assert code == 0 and "Slack: Socket Mode." in out and "No problems found" in out
+
+
+def test_a_public_bot_over_a_price_list_only_staff_may_read_is_a_problem(tmp_path, write_kb, fake_embedder):
+    from core.common.settings import Settings
+    from core.retrieval.knowledge import KnowledgeBase
+
+    rules = "---\ntitle: Rental rules\naudience: public\n---\n## Deposit\n\nThe deposit is released.\n"
+    kb = write_kb({"rental-rules.md": rules, "price-list.csv": "Bike,Per day\nE-bike,35 EUR\n"})
+    KnowledgeBase(Settings(knowledge_dir=kb, data_dir=tmp_path / "data"), fake_embedder).sync()
+    env = {"VERBATIM_KNOWLEDGE_DIR": str(kb), "VERBATIM_DATA_DIR": str(tmp_path / "data")}
+    assert diagnose(env).findings == []
+    (found,) = diagnose({**env, "TELEGRAM_BOT_TOKEN": TELEGRAM}).findings
+    assert found.variable == "VERBATIM_KNOWLEDGE_DIR"
+    assert found.sentence.startswith("1 staff-only document holds prices (price-list.csv) and no public one does")
+    assert found.sentence.endswith("mark it public with a sidecar (price-list.csv.meta.yml: audience: public).")

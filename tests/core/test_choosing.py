@@ -134,3 +134,69 @@ def test_an_index_built_with_minilm_is_kept_and_told_what_would_read_it_better(t
     if HAS_ENGINE:
         assert "VERBATIM_EMBEDDER=multilingual" in kept.embedder_advice()
     kept.close()
+
+
+def _folder_settings(tmp_path, files):
+    folder = tmp_path / "kb"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")})
+
+
+def test_the_sampler_reads_through_the_folders_guard_no_link_out_and_no_secret(tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(GERMAN, encoding="utf-8")
+    settings = _folder_settings(tmp_path, {"keys/id_ed25519": GERMAN})
+    (settings.knowledge_dir / "notes.md").symlink_to(outside)  # a link out of the folder
+    (settings.knowledge_dir / "deploy.md").symlink_to(settings.knowledge_dir / "keys" / "id_ed25519")  # a secret
+    store = open_store(settings.data_dir)
+    try:
+        assert choosing.languages(settings, store) == {}, "neither file was read to tell the folder's language"
+    finally:
+        store.close()
+    inside = _folder_settings(tmp_path / "plain", {"notes.md": GERMAN})
+    store = open_store(inside.data_dir)
+    try:
+        assert choosing.languages(inside, store) == {"de": 1}, "the same text inside the folder is read"
+    finally:
+        store.close()
+
+
+def test_the_sampler_respects_the_document_size_limit_as_a_sync_does(tmp_path):
+    # 10,288 bytes: over a limit of 0.0101 MB as a sync counts (10,100 bytes), under it in MiB (10,590)
+    settings = _folder_settings(tmp_path, {"big.md": GERMAN + "Die Ruhe gilt auch am Feiertag. " * 314})
+    settings = from_env(
+        {
+            "VERBATIM_KNOWLEDGE_DIR": str(settings.knowledge_dir),
+            "VERBATIM_DATA_DIR": str(settings.data_dir),
+            "VERBATIM_MAX_DOCUMENT_MB": "0.0101",
+        }
+    )
+    assert (settings.knowledge_dir / "big.md").stat().st_size == 10_288
+    store = open_store(settings.data_dir)
+    try:
+        assert choosing.languages(settings, store) == {}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("indexed", ["unknown", "failed"])
+def test_what_sync_read_is_not_read_again_to_tell_the_folders_language(tmp_path, monkeypatch, indexed):
+    from core.retrieval.knowledge import KnowledgeBase
+    from tests.fakes import FakeEmbedder
+
+    short = "# Hours\n\nMonday to Friday, 9:00-18:00.\n"  # too short to tell, and alone in its folder
+    files = {"hours.md": short} if indexed == "unknown" else {"bad.md": "---\naudience: nobody\n---\nText.\n"}
+    settings = _folder_settings(tmp_path, files)
+    kb = KnowledgeBase(settings, FakeEmbedder())
+    kb.sync()
+    parsed = []
+    real = choosing.parse_document
+    monkeypatch.setattr(choosing, "parse_document", lambda *a, **k: parsed.append(a[0]) or real(*a, **k))
+    try:
+        assert kb.embedder_advice() == "" and choosing.languages(kb.settings, kb.store) == {}
+    finally:
+        kb.close()
+    assert parsed == [], "an unchanged folder is not parsed again on every `verbatim index`"

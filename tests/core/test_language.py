@@ -156,3 +156,25 @@ def test_an_unaccented_spanish_question_on_spanish_documents_is_read_as_spanish(
     assert answer.reason != "language" and answer.retrieved, "searched in the documents' Spanish, not turned away"
     russian = pipeline.answer("Во сколько вы открываетесь?", SCOPES["public"])
     assert russian.reason == "language", "a language no neighbour of the documents' is still named honestly"
+
+
+# A rental price list as a spreadsheet keeps it: its header says "per" on every row, and no row says more.
+RATES = "Bike,Price per day (EUR),Price per week (EUR),Deposit (EUR)\n" + "".join(
+    f"E-bike {n},{40 + n},{200 + n},300\n" for n in range(12)
+)
+
+
+def test_a_table_is_told_by_its_header_and_cell_words_not_by_how_often_its_rows_repeat_them():
+    from core.ingest.readers import parse_document
+
+    assert parse_document("rates.csv", RATES.encode()).language == "", "a hundred rows that say 'per' are not Italian"
+    notes = (
+        "Service,Price (EUR),Notes\nFitting,45,Only with a booking\nDelivery,40,Free for the first 15 km\n"
+        "Measuring,0,Included in the price of a kitchen\nDisposal,30,Ask at the desk about old kitchens\n"
+    )
+    assert parse_document("services.csv", notes.encode()).language == "en"
+    german = (
+        "Leistung,Preis pro Stunde,Hinweis\nMontage,45,nur mit Termin\nLieferung,40,bis 15 km\n"
+        "Aufmaß,0,für Kunden kostenlos\nEntsorgung,30,gilt für alte Küchen\n"
+    )
+    assert parse_document("preise.csv", german.encode()).language == "de"

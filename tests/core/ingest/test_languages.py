@@ -49,3 +49,30 @@ def test_documents_indexed_before_languages_were_kept_are_read_once_more(tmp_pat
     again = sync(kb, index, fake_embedder)
     assert (again.updated, again.unchanged, again.languages) == (1, 0, {"de": 1})
     assert sync(kb, index, fake_embedder).unchanged == 1
+
+
+RATES = "Bike,Price per day (EUR),Price per week (EUR),Deposit (EUR)\n" + "".join(
+    f"E-bike {n},{40 + n},{200 + n},300\n" for n in range(12)
+)
+HOURS = "# Opening hours\n\nMonday to Friday: 9:00-18:00. Saturday: 10:00-14:00. Closed on Sundays.\n"
+WARRANTY = (
+    "# Warranty\n\nEvery kitchen we fit has a five-year warranty on the fronts and the hinges. It does not cover "
+    "damage from water or heat, and it is void when the doors were fitted by someone else.\n"
+)
+
+
+def test_a_table_or_a_short_document_takes_the_folders_main_language_not_unknown(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"prices.md": ENGLISH, "warranty.md": WARRANTY, "rates.csv": RATES, "hours.md": HOURS})
+    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
+    report = sync(kb, index, fake_embedder)
+    assert report.languages == {"en": 4}, "the spreadsheet is not Italian, and the opening hours not unknown"
+    assert {r.language for r in index.register()} == {"en"}
+    (kb / "lieferung.md").write_text(GERMAN, encoding="utf-8")
+    (kb / "more-hours.md").write_text(HOURS.replace("Sundays", "Sundays and holidays"), encoding="utf-8")
+    assert sync(kb, index, fake_embedder).languages == {"en": 5, "de": 1}
+
+
+def test_a_folder_whose_language_cant_be_told_at_all_stays_unknown(tmp_path, write_kb, fake_embedder):
+    kb = write_kb({"rates.csv": RATES, "hours.md": HOURS})
+    report = sync(kb, SQLiteIndex(tmp_path / "data" / INDEX_FILE), fake_embedder)
+    assert report.languages == {"": 2}

@@ -142,6 +142,8 @@ def test_a_running_knowledge_base_picks_up_new_documents(tmp_path, write_kb, fak
     import time
 
     time.sleep(0.02)
+    base.retrieve("five year warranty joinery", SCOPES["public"], floor=0.5)  # the resync runs beside this question
+    base.indexer.wait_for_resync()
     hits = base.retrieve("five year warranty joinery", SCOPES["public"], floor=0.5).hits
     assert hits and hits[0].fragment.document == "warranty.md"
 
@@ -407,7 +409,7 @@ def test_every_file_renamed_in_the_same_folder_is_an_ordinary_change(tmp_path, w
     sync(kb, index, fake_embedder)
     (kb / "prices.md").rename(kb / "price-list.md")
     report = sync(kb, index, fake_embedder)
-    assert (report.added, report.removed) == (1, 1)
+    assert (report.added, report.updated, report.removed) == (0, 1, 0), "renamed: one update"
 
 
 def _eleven(folder: Path, shared: str = "") -> Path:
@@ -444,7 +446,7 @@ def test_a_folder_that_moved_with_most_of_its_contents_is_the_same_folder(tmp_pa
     (moved / "policy0.md").rename(moved / "policy-zero.md")  # renamed on the way: its content is still there
     (moved / "policy1.md").write_text("# Policy 1\n\nChanged while it moved.\n")
     report = sync(moved, index, fake_embedder)
-    assert (report.added, report.updated, report.removed) == (1, 1, 1)
+    assert (report.added, report.updated, report.removed) == (0, 2, 0), "one renamed and one changed"
 
 
 def test_a_sync_that_would_remove_more_than_half_of_the_index_needs_replace(tmp_path, fake_embedder):
@@ -469,7 +471,36 @@ def test_renamed_files_and_a_few_removals_need_no_replace(tmp_path, fake_embedde
     sync(kb, index, fake_embedder)
     for n in range(8):
         (kb / f"policy{n}.md").rename(kb / f"renamed-{n}.md")
-    assert sync(kb, index, fake_embedder).removed == 8, "renamed, not lost"
+    report = sync(kb, index, fake_embedder)
+    assert (report.updated, report.removed) == (8, 0), "renamed, not lost"
     for n in range(5):
         (kb / f"renamed-{n}.md").unlink()
     assert sync(kb, index, fake_embedder).removed == 5, "5 of 11 is not more than half"
+
+
+def test_a_knowledge_file_is_read_only_through_the_folders_guard(tmp_path, write_kb):
+    from core.common.errors import DocumentError
+    from core.ingest.folder import read_file
+
+    kb = write_kb({"prices.md": PRICES, "keys/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n"})
+    (kb / "notes.md").symlink_to(_secrets_outside(tmp_path, "outside.txt"))
+    (kb / "deploy.md").symlink_to(kb / "keys" / "id_rsa")
+    assert read_file(kb, kb / "prices.md", limit=1000) == PRICES.encode()
+    for name, reason in [("notes.md", "outside the knowledge folder"), ("deploy.md", "secrets")]:
+        with pytest.raises(DocumentError, match=reason):
+            read_file(kb, kb / name, limit=1000)
+    with pytest.raises(DocumentError, match=r"over the .* MB limit"):
+        read_file(kb, kb / "prices.md", limit=10)
+
+
+def test_the_folder_guard_does_not_follow_links_out_to_call_a_folder_the_same_one(tmp_path, fake_embedder):
+    kb = _eleven(tmp_path / "first")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    other = tmp_path / "other"
+    other.mkdir()
+    for n in range(11):  # links to the first folder's files: their content is not in this folder
+        (other / f"policy{n}.md").symlink_to(kb / f"policy{n}.md")
+    with pytest.raises(KnowledgeError, match="--data"):
+        sync(other, index, fake_embedder)
+    assert all(d.state == "indexed" for d in index.known().values()), "nothing marked failed or removed"

@@ -290,10 +290,10 @@ def test_a_store_error_in_a_batch_of_documents_is_reported_not_retried_over_comm
     index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
     real = index.commit
 
-    def commit(document, count):
+    def commit(document, count, replaces=None):
         if document.path == "part-02.md":
             raise IndexFileError("part-02.md was re-indexed by another process at the same time; its version is kept.")
-        real(document, count)
+        real(document, count, replaces)
 
     monkeypatch.setattr(index, "commit", commit)
     embedder = Sizes()

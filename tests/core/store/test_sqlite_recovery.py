@@ -75,6 +75,7 @@ def test_the_index_comes_back_when_the_data_folder_is_deleted(tmp_path, write_kb
     kb = knowledge_base(tmp_path, write_kb)
     shutil.rmtree(tmp_path / "data")
     assert documents(kb) == {"prices.md", "warranty.md"}
+    kb.indexer.wait_for_resync()  # it runs beside the question
     assert kb.notice and "was deleted" in kb.notice
     fresh = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
     assert set(fresh.known()) == {"prices.md", "warranty.md"}
@@ -101,10 +102,12 @@ def test_an_index_file_damaged_under_a_running_bot_is_noticed_and_rebuilt(tmp_pa
     kb = knowledge_base(tmp_path, write_kb)
     path = tmp_path / "data" / INDEX_FILE
     assert documents(kb) == {"prices.md", "warranty.md"}
+    kb.indexer.wait_for_resync()  # the checkpoint below goes past the store's lock
     # As a bot that ran a while: its pages are in the file itself, not only in the -wal.
     kb.store.index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
     damage(path)
     assert documents(kb) == {"prices.md", "warranty.md"}, "answers go on"
+    kb.indexer.wait_for_resync()
     assert kb.notice and "the index is rebuilt from the documents" in kb.notice
     fresh = SQLiteIndex(path)
     assert set(fresh.known()) == {"prices.md", "warranty.md"} and len(fresh.load().fragments) == 2
@@ -128,5 +131,6 @@ def test_an_unreadable_index_answers_from_the_loaded_documents_and_resyncs(tmp_p
         assert documents(kb) == {"prices.md", "warranty.md"}, "answers go on from the documents loaded"
     assert kb.last_sync == synced, "no resync yet: the failed read happened during this question"
     assert documents(kb) == {"prices.md", "warranty.md"}
+    kb.indexer.wait_for_resync()
     assert kb.last_sync is not None and synced is not None and kb.last_sync > synced, "the next question resyncs"
     kb.close()
