@@ -57,15 +57,19 @@ Delivery within 15 km is free. Beyond that it costs 2 EUR per km.
 """
 
 
-@pytest.fixture
-def tables(tmp_path, local_embedder):
+def _pipeline(tmp_path, embedder, name, text):
     folder = tmp_path / "kb"
     folder.mkdir()
-    (folder / "it-equipment.md").write_text(EQUIPMENT, encoding="utf-8")
+    (folder / name).write_text(text, encoding="utf-8")
     settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "var")
-    kb = KnowledgeBase(settings, local_embedder)
+    kb = KnowledgeBase(settings, embedder)
     kb.sync()
-    pipeline = Pipeline(settings, kb)
+    return Pipeline(settings, kb)
+
+
+@pytest.fixture
+def tables(tmp_path, local_embedder):
+    pipeline = _pipeline(tmp_path, local_embedder, "it-equipment.md", EQUIPMENT)
     yield pipeline
     pipeline.close()
 
@@ -108,13 +112,7 @@ def test_a_row_the_question_names_is_still_quoted(tables, question, row):
 
 @pytest.fixture
 def prices(tmp_path, local_embedder):
-    folder = tmp_path / "kb"
-    folder.mkdir()
-    (folder / "price-list.md").write_text(PRICES, encoding="utf-8")
-    settings = Settings(knowledge_dir=folder, data_dir=tmp_path / "var")
-    kb = KnowledgeBase(settings, local_embedder)
-    kb.sync()
-    pipeline = Pipeline(settings, kb)
+    pipeline = _pipeline(tmp_path, local_embedder, "price-list.md", PRICES)
     yield pipeline
     pipeline.close()
 
