@@ -1,12 +1,14 @@
 """Answer latency per stage on the demo knowledge base, extractive answerer, model loaded.
 
-Run: python benchmarks/answer_latency.py [ROUNDS]
+Run: python benchmarks/answer_latency.py [ROUNDS] [--limit N] [--knowledge DIR]
 Asks every question of evals/demo.jsonl ROUNDS times (default 3) after one warm-up pass and
-prints p50/p95 per stage. Prints figures only; asserts nothing.
+prints p50/p95 per stage. `--limit`: the first N questions only; `--knowledge`: another folder than
+the demo's (a smaller one, to see that it runs). Prints figures only; asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -23,10 +25,15 @@ from core.retrieval.knowledge import SCOPES  # noqa: E402
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    questions = load_questions(ROOT / "evals" / "demo.jsonl")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", type=int, nargs="?", default=3)
+    parser.add_argument("--limit", type=int, help="the first N questions only")
+    parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge")
+    args = parser.parse_args()
+    rounds = args.rounds
+    questions = load_questions(ROOT / "evals" / "demo.jsonl")[: args.limit]
     with tempfile.TemporaryDirectory() as tmp:
-        pipeline = Pipeline(Settings(knowledge_dir=ROOT / "knowledge", data_dir=Path(tmp)))
+        pipeline = Pipeline(Settings(knowledge_dir=args.knowledge, data_dir=Path(tmp)))
         pipeline.knowledge.sync()
         cold: list[float] = []
         for q in questions:  # warm-up: loads the model, fills the sentence cache

@@ -1,11 +1,13 @@
 """Index and search figures: build time, unchanged re-index, embedding and search latency, RSS.
 
-Run: python benchmarks/index_search.py
+Run: python benchmarks/index_search.py [SIZES...] [--knowledge DIR]   (default: 10000 100000, the demo)
+SIZES are the synthetic corpora searched after the demo's; `--knowledge` indexes another folder than the demo's.
 Prints figures; asserts nothing (shared machines are noisy: compare ratios within one run).
 """
 
 from __future__ import annotations
 
+import argparse
 import resource
 import statistics
 import sys
@@ -65,15 +67,20 @@ def time_search(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[10_000, 100_000])
+    parser.add_argument("--knowledge", type=Path, default=KB)
+    args = parser.parse_args()
     embedder = LocalEmbedder()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(knowledge_dir=KB, data_dir=Path(tmp))
+        settings = Settings(knowledge_dir=args.knowledge, data_dir=Path(tmp))
         started = time.perf_counter()
         kb = KnowledgeBase(settings, embedder)
         report = kb.sync()
         build = time.perf_counter() - started
         print(
-            f"index build (demo KB, model load included): {build:.2f} s, {report.fragments} fragments, "
+            f"index build ({'demo KB' if args.knowledge == KB else args.knowledge}, model load included): "
+            f"{build:.2f} s, {report.fragments} fragments, "
             f"{report.fragments / build:.0f} fragments/s"
         )
         kb.close()
@@ -99,7 +106,7 @@ def main() -> None:
         print(f"peak RSS with the model loaded and the demo KB indexed: {model_rss:.0f} MB")
 
     rng = np.random.default_rng(7)
-    for n in (10_000, 100_000):
+    for n in args.sizes:
         searcher = Searcher(synthetic_corpus(n, 384, rng))
         q = normalise(rng.normal(size=(20, 384)).astype(np.float32))
         # Floor 0.0 on random vectors leaves half the rows eligible: the worst case for selection.
@@ -119,7 +126,8 @@ def main() -> None:
         )
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS after the synthetic runs (model and a 100,000 x 384 matrix held): {peak:.0f} MB")
+    largest = max(args.sizes, default=0)
+    print(f"peak RSS after the synthetic runs (model and a {largest:,} x 384 matrix held): {peak:.0f} MB")
 
 
 if __name__ == "__main__":

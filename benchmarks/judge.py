@@ -5,6 +5,7 @@ Run: python benchmarks/judge.py                        # validation split + the 
      python benchmarks/judge.py --sets demo            # one set (demo, policies, clapnq, heldout)
      python benchmarks/judge.py --model PATH.onnx      # another export (its tokenizer.json beside it)
      python benchmarks/judge.py --fragment-model PATH  # a fragment-level export too (default: var/fragment-judge/)
+     python benchmarks/judge.py --sets QUESTIONS.jsonl:KNOWLEDGE_DIR --limit 3   # any gold set; its first questions
 
 For a gold set, each question is retrieved as the product retrieves it (default floor), its candidate
 sentences are ranked by the extractive score, and each scorer gives the question the score of its best
@@ -91,9 +92,15 @@ def validation(judge: Judge, form: str = "sentence") -> None:
     )
 
 
-def gold_set(name: str, judge: Judge, fragment: Judge | None = None) -> dict[str, tuple[float, float, float]]:
-    questions_file, knowledge, refuse = SETS[name]
-    questions = load_questions(questions_file)
+def gold_set(
+    name: str, judge: Judge, fragment: Judge | None = None, limit: int | None = None
+) -> dict[str, tuple[float, float, float]]:
+    if ":" in name:  # a gold set given by its files, held to the policies' share of refusals
+        questions_file, knowledge = map(Path, name.split(":", 1))
+        refuse = SETS["policies"][2]
+    else:
+        questions_file, knowledge, refuse = SETS[name]
+    questions = load_questions(questions_file)[:limit]
     with tempfile.TemporaryDirectory() as tmp:
         settings = replace(Settings(), knowledge_dir=knowledge, data_dir=Path(tmp))
         kb = KnowledgeBase(settings)
@@ -154,6 +161,7 @@ def main() -> int:
     parser.add_argument("--sets", default="validation,demo,policies,clapnq")
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--fragment-model", type=Path, default=ROOT / "var" / "fragment-judge" / "fragment-judge.onnx")
+    parser.add_argument("--limit", type=int, help="the first N questions of each gold set only")
     args = parser.parse_args()
     if args.model:
         judge_module.TOKENIZER_FILE = args.model.parent / "tokenizer.json"
@@ -174,7 +182,7 @@ def main() -> int:
             if fragment is not None:
                 validation(fragment, "fragment")
         else:
-            results[name] = gold_set(name, judge, fragment)
+            results[name] = gold_set(name, judge, fragment, args.limit)
     if len(results) > 1:
         print("threshold each set needs, per scorer (spread = max - min):")
         for scorer in next(iter(results.values())):

@@ -5,6 +5,7 @@ Run: python benchmarks/judge_sweep.py                               # the three 
      python benchmarks/judge_sweep.py --sets demo,policies --fragment-model var/fragment-judge/fragment-judge.onnx
      python benchmarks/judge_sweep.py --model var/new-judge/judge.onnx --sentence 0.25,0.4 --floor 0.35,0.40
      python benchmarks/judge_sweep.py --fragment off --sets demo,heldout --second-floor off,0.25 --second-threshold 0.9
+     python benchmarks/judge_sweep.py --sets QUESTIONS.jsonl:KNOWLEDGE_DIR --limit 3   # any set; its first questions
 
 Each set is indexed once and every question asked through the real pipeline (`Pipeline.answer`, as
 `verbatim eval` asks it) once per row of the grid: the sentence judge's threshold, the fragment-level
@@ -57,12 +58,14 @@ def rows_for(
     grid: list[Row],
     sentence: judge_module.Judge | None,
     fragment: judge_module.Judge | None,
+    limit: int | None = None,
 ) -> list[dict]:
-    """Each grid row's metrics on a set, its parts (a language's businesses) pooled question by question."""
+    """Each grid row's metrics on a set, its parts (a language's businesses) pooled question by question; `limit`:
+    the first questions of each part only."""
     reports = [Report() for _ in grid]
     for questions_file, knowledge in parts:
         for report, outcomes in zip(
-            reports, _outcomes(questions_file, knowledge, grid, sentence, fragment), strict=True
+            reports, _outcomes(questions_file, knowledge, grid, sentence, fragment, limit), strict=True
         ):
             report.outcomes.extend(outcomes)
     out = []
@@ -85,8 +88,9 @@ def _outcomes(
     grid: list[Row],
     sentence: judge_module.Judge | None,
     fragment: judge_module.Judge | None,
+    limit: int | None,
 ) -> list[list]:
-    questions = load_questions(questions_file)
+    questions = load_questions(questions_file)[:limit]
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = replace(Settings(), knowledge_dir=knowledge, data_dir=Path(tmp))
@@ -134,7 +138,8 @@ def _quality_module():
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default="demo,policies,clapnq")
+    parser.add_argument("--sets", default="demo,policies,clapnq", help="set names, or QUESTIONS.jsonl:KNOWLEDGE_DIR")
+    parser.add_argument("--limit", type=int, help="the first N questions of each set only")
     parser.add_argument("--fragment-model", type=Path, default=ROOT / "var" / "fragment-judge" / "fragment-judge.onnx")
     parser.add_argument("--model", type=Path, default=None, help="a sentence-judge export in the shipped one's place")
     parser.add_argument("--sentence", default="0.25", help="sentence-judge thresholds, comma-separated")
@@ -180,6 +185,7 @@ def main() -> int:
     ]
     names = args.sets.split(",")
     sets = {name: [pair] for name, pair in SETS.items()}
+    sets |= {name: [(Path(name.split(":", 1)[0]), Path(name.split(":", 1)[1]))] for name in names if ":" in name}
     with tempfile.TemporaryDirectory(prefix="verbatim-valid-") as tmp:
         if any(n.startswith(("valid-", "businesses-")) for n in names):
             quality = _quality_module()
@@ -187,7 +193,7 @@ def main() -> int:
         unknown = [n for n in names if n not in sets]
         if unknown:
             parser.error(f"unknown sets {', '.join(unknown)}; known: {', '.join(sorted(sets))}")
-        results = {name: rows_for(sets[name], grid, sentence, fragment) for name in names}
+        results = {name: rows_for(sets[name], grid, sentence, fragment, args.limit) for name in names}
 
     def shown(value: float | None, none: str) -> str:
         return none if value is None else f"{value:.2f}"

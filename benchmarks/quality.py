@@ -1,6 +1,6 @@
 """Every quality set in one run, with the bots' own first questions: the figures a change to answering must move.
 
-Run: python benchmarks/quality.py [--sets demo,policies,...] [--json OUT]
+Run: python benchmarks/quality.py [--sets demo,policies,...] [--json OUT] [--limit N] [--no-probes]
 
 Sets: demo, policies, de, fr, clapnq (../shared/evals/clapnq, when present), heldout (made on the fly by
 scripts/heldout_eval.py), and businesses: every held-out business under evals/businesses/, pooled by language
@@ -86,12 +86,13 @@ def validation_sets(tmp: Path) -> dict[str, list[tuple[Path, Path]]]:
     return dict(pooled)
 
 
-def run_set(parts: list[tuple[Path, Path]]) -> dict:
-    """One set's metrics; several folders (a language's businesses) are pooled question by question."""
+def run_set(parts: list[tuple[Path, Path]], limit: int | None = None) -> dict:
+    """One set's metrics; several folders (a language's businesses) are pooled question by question. `limit`: the
+    first questions of each folder only."""
     pooled = Report()
     for questions, knowledge in parts:
         settings = replace(from_env(), knowledge_dir=knowledge)
-        report = evaluate(load_questions(questions), settings)
+        report = evaluate(load_questions(questions)[:limit], settings)
         pooled.outcomes.extend(report.outcomes)
         pooled.seconds += report.seconds
     metrics = pooled.metrics()
@@ -129,9 +130,12 @@ def probes() -> list[tuple[str, bool, str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
+    parser.add_argument(
+        "--sets", default="", help="comma-separated set names, or QUESTIONS.jsonl:KNOWLEDGE_DIR (default: all)"
+    )
     parser.add_argument("--json", type=Path, help="write every set's metrics here")
     parser.add_argument("--no-probes", action="store_true")
+    parser.add_argument("--limit", type=int, help="ask only the first N questions of each set (that it runs)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verbatim-heldout-") as tmp:
         subprocess.run(
@@ -140,15 +144,20 @@ def main() -> int:
         sets: dict[str, list[tuple[Path, Path]]] = {name: [pair] for name, pair in FIXED.items() if pair[0].exists()}
         sets["heldout"] = [(Path(tmp) / "questions.jsonl", Path(tmp) / "knowledge")]
         sets.update(business_sets())
-        sets.update(validation_sets(Path(tmp)))
-        wanted = [s for s in args.sets.split(",") if s] or list(sets)
+        named = [s for s in args.sets.split(",") if s]
+        if not named or any(name.startswith("valid-") for name in named):  # 7 s to make: only when asked for
+            sets.update(validation_sets(Path(tmp)))
+        wanted = named or list(sets)
         results = {}
         print(f"{'set':<16} {'n':>4} {'correct':>8} {'refused':>8} {'first q':>8} {'p95 ms':>7}  refused by kind")
         for name in wanted:
+            if ":" in name:  # a gold set given by its files
+                questions, knowledge = name.split(":", 1)
+                sets[name] = [(Path(questions), Path(knowledge))]
             if name not in sets:
                 print(f"{name:<16} (no such set)")
                 continue
-            m = run_set(sets[name])
+            m = run_set(sets[name], args.limit)
             results[name] = m
             kinds = " ".join(f"{k} {v:.0%}" for k, v in m["refused_by_category"].items())
             print(

@@ -1,6 +1,6 @@
 """Two Slack HTTP-mode replicas on one PostgreSQL: a redelivery that lands on the other replica is answered once.
 
-Run: python benchmarks/replicas.py [EVENTS] [REDELIVERIES]   (default: 200 50)
+Run: python benchmarks/replicas.py [EVENTS] [REDELIVERIES] [--knowledge DIR]   (default: 200 50, the demo)
 Starts PostgreSQL + pgvector (pgserver, the dev extra) in a temporary folder, a fake Slack
 Web API on 127.0.0.1, and two `verbatim serve slack` processes in HTTP mode sharing the
 database. Events go to the replicas in turn; the first REDELIVERIES are sent again, with
@@ -10,6 +10,7 @@ asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
@@ -52,7 +53,7 @@ def wait_until_up(port: int, process: subprocess.Popen[bytes], limit: float = 30
     raise SystemExit("a replica did not come up")
 
 
-def main(n: int, redeliver: int) -> dict[str, int]:
+def main(n: int, redeliver: int, knowledge: Path = ROOT / "knowledge") -> dict[str, int]:
     import pgserver  # the dev extra
 
     posted: dict[str, int] = {}
@@ -71,7 +72,7 @@ def main(n: int, redeliver: int) -> dict[str, int]:
         ports = [free_port(), free_port()]
         env = os.environ | {
             "VERBATIM_DATABASE_URL": url,
-            "VERBATIM_KNOWLEDGE_DIR": str(ROOT / "knowledge"),
+            "VERBATIM_KNOWLEDGE_DIR": str(knowledge),
             "VERBATIM_DATA_DIR": str(Path(tmp) / "data"),
             "SLACK_MODE": "http",
             "SLACK_BOT_TOKEN": "xoxb-1234-5678-benchmark",
@@ -136,5 +137,9 @@ def main(n: int, redeliver: int) -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:]]
-    main(*(args + [200, 50][len(args) :]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("events", type=int, nargs="?", default=200)
+    parser.add_argument("redeliveries", type=int, nargs="?", default=50)
+    parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge", help="another folder than the demo's")
+    args = parser.parse_args()
+    main(args.events, args.redeliveries, args.knowledge.resolve())

@@ -1,6 +1,6 @@
 """Big knowledge bases on one machine: open + load time and memory, exact and approximate search.
 
-Run: python benchmarks/scale.py [SIZES...] [--code DIR] [--keep DIR]   (default sizes: 10000 100000)
+Run: python benchmarks/scale.py [SIZES...] [--code DIR] [--keep DIR] [--queries N]   (default sizes: 10000 100000)
 Builds a SQLite index of N synthetic fragments once per size in a temporary folder: 384-d unit
 vectors shaped like embeddings (documents of 100 fragments around a document vector, documents
 around 1 of N/2,000 topics; a quarter of the documents public). Then, each in a fresh process with
@@ -14,6 +14,7 @@ the embedding model loaded (memory is counted over the loaded model, as in a bot
 - start-up with the saved approximate index: open + load + reading it, seconds and peak RSS.
 `--code DIR` measures only open + load, with another checkout's code and then this one's (before/after).
 `--keep DIR` keeps the built index files there and reuses them (1M fragments take ~2 GB and minutes).
+`--queries N`: the queries timed per scope and thread count (default 40; each comes after two real embeddings).
 Prints figures; asserts nothing.
 """
 
@@ -61,7 +62,8 @@ def build(path: Path, n: int) -> None:
         centre = unit(0.6 * topics[rng.integers(len(topics))] + 0.8 * unit(rng.standard_normal(DIM)))
         vectors = unit(0.7 * centre + 0.71 * unit(rng.standard_normal((PER_DOCUMENT, DIM), dtype=np.float32)))
         index.mark_indexing(doc)
-        index.put(doc, fragments, [f"{name}:{k}" for k in range(PER_DOCUMENT)], vectors)
+        index.stage(name, fragments, [f"{name}:{k}" for k in range(PER_DOCUMENT)], vectors)
+        index.commit(doc, PER_DOCUMENT)
     index.close()
 
 
@@ -90,7 +92,7 @@ def sample_queries(matrix: np.ndarray, count: int, seed: int) -> np.ndarray:
     return unit(0.7 * matrix[rows] + 0.71 * unit(rng.standard_normal((count, matrix.shape[1]), dtype=np.float32)))
 
 
-def measure(path: Path, load_only: bool, start_up: bool) -> None:
+def measure(path: Path, load_only: bool, start_up: bool, count: int = QUERIES) -> None:
     from threadpoolctl import threadpool_limits
 
     from core.store.sqlite import SQLiteIndex
@@ -128,8 +130,8 @@ def measure(path: Path, load_only: bool, start_up: bool) -> None:
     from core.vectors.approximate import build as build_approximate
 
     searcher = Searcher(corpus)
-    queries = sample_queries(corpus.matrix, QUERIES, seed=1)
-    questions = [f"question {i} about part {i % 7}" for i in range(QUERIES)]
+    queries = sample_queries(corpus.matrix, count, seed=1)
+    questions = [f"question {i} about part {i % 7}" for i in range(count)]
 
     def latencies(scope: frozenset[str], threads: int) -> tuple[list[float], list[float]]:
         view = searcher._view(scope).matrix
@@ -200,12 +202,13 @@ def main() -> None:
     parser.add_argument("sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--code", type=Path, help="measure open + load only, with this checkout's core")
     parser.add_argument("--keep", type=Path, help="keep the built index files in this folder and reuse them")
+    parser.add_argument("--queries", type=int, default=QUERIES, help="queries timed per scope and thread count")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--start-up", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        measure(args.measure, args.load_only, args.start_up)
+        measure(args.measure, args.load_only, args.start_up, args.queries)
         return
     sys.path.insert(0, str(ROOT))
     script = str(Path(__file__).resolve())
@@ -222,7 +225,7 @@ def main() -> None:
             print(f", {path.stat().st_size / 1e6:.0f} MB", flush=True)
 
             def child(*flags: str, tree: Path = ROOT, index: Path = path) -> None:
-                command = [sys.executable, script, "--measure", str(index), *flags]
+                command = [sys.executable, script, "--measure", str(index), "--queries", str(args.queries), *flags]
                 subprocess.run(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True)
 
             if args.code:

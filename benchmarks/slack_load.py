@@ -1,6 +1,6 @@
 """Slack events sent at once to the HTTP-mode server: time to ack and to the posted answer.
 
-Run: python benchmarks/slack_load.py [EVENTS] [REDELIVERIES]
+Run: python benchmarks/slack_load.py [EVENTS] [REDELIVERIES] [--knowledge DIR]   (default 50 0, the demo)
 The first REDELIVERIES events are sent a second time with the same event id and Slack's
 X-Slack-Retry-Num header, as Slack does when it thinks an ack timed out: each must still be
 answered once. A fake Slack Web API on 127.0.0.1 records chat.postMessage; the extractive
@@ -9,6 +9,7 @@ answerer answers. Prints figures; asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import threading
@@ -40,8 +41,12 @@ QUESTIONS = [
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
-    redeliver = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("events", type=int, nargs="?", default=50)
+    parser.add_argument("redeliveries", type=int, nargs="?", default=0)
+    parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge", help="another folder than the demo's")
+    args = parser.parse_args()
+    n, redeliver = args.events, args.redeliveries
     posted: dict[str, float] = {}
     lock = threading.Lock()
 
@@ -52,7 +57,7 @@ def main() -> None:
         return slack_api(request)
 
     with FakeServer(api) as slack, tempfile.TemporaryDirectory() as tmp:
-        pipeline = Pipeline(Settings(knowledge_dir=ROOT / "knowledge", data_dir=Path(tmp)))
+        pipeline = Pipeline(Settings(knowledge_dir=args.knowledge, data_dir=Path(tmp)))
         pipeline.knowledge.sync()
         pipeline.answer("warm up the model", frozenset({"public"}))
         settings = SlackSettings("xoxb-bench", "http", signing_secret=SECRET, api_url=slack.url + "/api/")

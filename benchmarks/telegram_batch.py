@@ -1,12 +1,13 @@
 """50 private messages from different users in one getUpdates batch: all answered once, and how fast.
 
-Run: python benchmarks/telegram_batch.py [MESSAGES]
+Run: python benchmarks/telegram_batch.py [MESSAGES] [--knowledge DIR]   (default 50, the demo)
 The real python-telegram-bot Application long-polls a fake Bot API on 127.0.0.1; the extractive
 answerer answers. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
@@ -32,10 +33,10 @@ QUESTIONS = [
 ]
 
 
-async def main(n: int) -> None:
+async def main(n: int, knowledge: Path) -> None:
     api = FakeBotAPI()
     with api.server, tempfile.TemporaryDirectory() as tmp:
-        pipeline = Pipeline(Settings(knowledge_dir=ROOT / "knowledge", data_dir=Path(tmp)))
+        pipeline = Pipeline(Settings(knowledge_dir=knowledge, data_dir=Path(tmp)))
         pipeline.knowledge.sync()
         pipeline.answer("warm up the model", frozenset({"public"}))
         application = build_application(
@@ -60,4 +61,8 @@ async def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("messages", type=int, nargs="?", default=50)
+    parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge", help="another folder than the demo's")
+    args = parser.parse_args()
+    asyncio.run(main(args.messages, args.knowledge))
