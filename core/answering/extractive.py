@@ -13,11 +13,12 @@ import copy
 import re
 from collections.abc import Sequence
 
-from core.answering.figures import Reading, fits_figures, row_holds, stated_quantities
+from core.answering.figures import Reading
 from core.answering.follow_ups import _ABOUT, resolve_follow_up
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
 from core.answering.proposals import named, propose, unknown_item
+from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.answering.rows import another_row
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
 from core.common.blocks import Block

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -340,56 +340,3 @@ def bounds(text: str, reading: Reading) -> tuple[Decimal, Decimal | None] | None
     if LOWER_WORDS.search(before):
         return reading.value, None
     return None
-
-
-def stated_quantities(text: str) -> list[Reading]:
-    """The measured quantities a question states ("40 km", "a 120 cm door")."""
-    return [r for r in read_figures(text) if r.unit.is_quantity]
-
-
-def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
-    """Whether a sentence's figures in the units a question asks about hold its quantities: 40 km is in
-    "Zone B, 15 to 50 km", not in "Zone A, up to 15 km: 40 EUR"; the 180 cm table is not the 220 cm one.
-
-    None when the sentence names no figure in those units (nothing to go by); False when it names some and
-    none is the asked value or a range holding it.
-    """
-    if not quantities:
-        return None
-    text = prepare(sentence)
-    readings = read_figures(sentence)
-    fits, misses = False, False
-    for q in quantities:
-        mentions = [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure]
-        if not mentions:
-            continue
-        # The value itself, in its unit or bare ("180 × 90 cm"), but never as an amount of money.
-        same = [r for r in readings if r.value == q.value and (r.unit.plain or r.unit.measure == q.unit.measure)]
-        if same or _in_a_range(q, text, mentions):
-            fits = True
-        elif ":" in sentence:
-            # A row of a table or a price list ("Zone A, up to 15 km: 40 EUR") is indexed by its figures; in
-            # running text another figure in the unit may be about something else ("at least 6 weeks in
-            # advance" for 2 weeks of leave), so it decides nothing.
-            misses = True
-    # Several values asked ("for 10 km? and for 40 km?"): a row that holds one of them still answers.
-    return True if fits else (False if misses else None)
-
-
-def row_holds(quantities: Sequence[Reading], sentence: str) -> bool:
-    """Whether a row of a price list or table ("Zone B, 15 to 50 km: 85 EUR") is the one whose range, in the
-    asked unit, holds a quantity the question states (30 km): code has then checked what the row is about."""
-    if not quantities or ":" not in sentence:
-        return False
-    text = prepare(sentence)
-    readings = read_figures(sentence)
-    return any(
-        _in_a_range(q, text, [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure])
-        for q in quantities
-    )
-
-
-def _in_a_range(quantity: Reading, text: str, mentions: Sequence[Reading]) -> bool:
-    """Whether one of the mentions, figures in the quantity's measure, bounds a range that holds its value."""
-    limits = [bounds(text, r) for r in mentions]
-    return any(lim and lim[0] <= quantity.value and (lim[1] is None or quantity.value <= lim[1]) for lim in limits)

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from core.answering.extractive import JUDGED, ExtractiveAnswerer
-from core.answering.figures import fits_figures, read_figures, row_holds, stated_quantities
+from core.answering.figures import read_figures
 from core.answering.follow_ups import resolve_follow_up
 from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline, make_answerer
+from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.common.answers import Turn
 from core.common.errors import ConfigError, VerbatimError
 from core.common.settings import (
@@ -471,6 +472,24 @@ def test_a_row_holds_a_stated_quantity_only_inside_its_range():
     # Not a row: running text is not indexed by its figures.
     assert not row_holds(asked, "We deliver 15 to 50 km from the workshop on Tuesdays.")
     assert not row_holds([], "Zone B, 15 to 50 km: 85 EUR.")
+
+
+@pytest.mark.parametrize(
+    ("question", "row", "fits"),
+    [
+        ("powerflush for 14 radiators price", "Job: Powerflush, up to 10 radiators; Price: £480", False),
+        ("powerflush for 8 radiators price", "Job: Powerflush, up to 10 radiators; Price: £480", True),
+        ("commission on a 150 guest wedding", "Event size: 100 to 299 guests; Commission: 3%", True),
+        ("commission on a 50 guest wedding", "Event size: 100 to 299 guests; Commission: 3%", False),
+        # Another noun, or a count no range bounds, decides nothing.
+        ("a room for 30 people, price?", "Room: Harbour, up to 12 guests; Price: £90", None),
+        ("si j'annule 15 jours avant", "Annulation: jusqu'à 30 jours avant; Frais: 0 EUR", None),
+    ],
+)
+def test_a_count_of_a_named_thing_is_held_by_a_rows_range_of_the_same_thing(question, row, fits):
+    asked = stated_quantities(question)
+    assert fits_figures(asked, row) is fits
+    assert row_holds(asked, row) is bool(fits)
 
 
 def test_the_llms_second_opinion_keeps_its_own_bar_unless_the_judge_threshold_is_set():
