@@ -56,7 +56,6 @@ HEADING_WEIGHT = 0.05
 
 Scored = tuple[float, int, str]  # (score, 1-based hit number, sentence)
 
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 # Where a compound question splits into parts that each deserve their own quote.
 _CLAUSE = re.compile(
     r"[?;]|,\s*(?:and\s+)?(?=(?:what|how|when|where|which|who|is|are|do|does|can|will)\b)"
@@ -203,9 +202,10 @@ class ExtractiveAnswerer:
         answers, quotes its own sure pick too, and puts first the quote it rates clearly above similarity's."""
         # A sentence whose figures in the asked unit say another case ("up to 15 km" for 40 km) doesn't answer.
         asked_texts = [question, *parts] if len(parts) > 1 else [question]
+        asked = [stated_quantities(text) for text in asked_texts]
         rankings = [
-            [c for c in ranking if fits_figures(stated_quantities(text), c[2]) is not False]
-            for text, ranking in zip(asked_texts, rankings, strict=True)
+            [c for c in ranking if fits_figures(quantities, c[2]) is not False]
+            for quantities, ranking in zip(asked, rankings, strict=True)
         ]
         draft = self._answer_by_similarity(question, rankings, hits)
         judged = self._judged(question, rankings[0], hits)
@@ -222,7 +222,7 @@ class ExtractiveAnswerer:
         if self.judge_parts and len(parts) > 1 and draft.found and not draft.calculations:
             accepted_parts = self._accepted_parts(parts, rankings[1:], hits)
             veto = veto and not accepted_parts
-        draft, held = _rows_holding(draft, stated_quantities(question), hits)
+        draft, held = _rows_holding(draft, asked[0], hits)
         # The judge reads words, not ranges: it rates "Zone B, 15 to 50 km: 85 EUR." 0.2 for "how much is delivery
         # 30 km away?". A row whose range code found to hold the stated quantity is not vetoed, unless it comes
         # from below the floor (the second look), where code has checked the range but not the item.

@@ -22,13 +22,14 @@ _NOT_COUNTED = frozenset(
 COUNT_STEM = 5
 
 
-def counted(text: str) -> list[Reading]:
+def counted(text: str, readings: Sequence[Reading] | None = None) -> list[Reading]:
     """The bare numbers of `text` that count something it names right after them, each as a quantity whose measure
     is that noun: "powerflush for 14 radiators" against "Job: Powerflush, up to 10 radiators; Price: £480". Read
-    beside the units code knows, for ranges only; never in a calculation."""
+    beside the units code knows, for ranges only; never in a calculation. `readings`: `read_figures(text)`, when
+    the caller has them already."""
     prepared = prepare(text)
     found = []
-    for reading in read_figures(text):
+    for reading in read_figures(text) if readings is None else readings:
         if not reading.unit.plain or not (noun := _NOUN.match(prepared, reading.end)):
             continue
         word = noun[1].lower()
@@ -37,10 +38,16 @@ def counted(text: str) -> list[Reading]:
     return found
 
 
+def _with_counts(text: str) -> list[Reading]:
+    """Every figure of `text` as code reads it, and again as a count where a noun follows a bare one."""
+    readings = read_figures(text)
+    return readings + counted(text, readings)
+
+
 def stated_quantities(text: str) -> list[Reading]:
     """The measured quantities a question states ("40 km", "a 120 cm door"), counts of a named thing included
     ("for 14 radiators")."""
-    return [r for r in read_figures(text) if r.unit.is_quantity] + counted(text)
+    return [r for r in _with_counts(text) if r.unit.is_quantity]
 
 
 def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
@@ -53,7 +60,7 @@ def fits_figures(quantities: Sequence[Reading], sentence: str) -> bool | None:
     if not quantities:
         return None
     text = prepare(sentence)
-    readings = read_figures(sentence) + counted(sentence)
+    readings = _with_counts(sentence)
     fits, misses = False, False
     for q in quantities:
         mentions = [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure]
@@ -82,7 +89,7 @@ def row_holds(quantities: Sequence[Reading], sentence: str) -> bool:
     if not quantities or ":" not in sentence:
         return False
     text = prepare(sentence)
-    readings = read_figures(sentence) + counted(sentence)
+    readings = _with_counts(sentence)
     return any(
         _in_a_range(q, text, [r for r in readings if r.unit.is_quantity and r.unit.measure == q.unit.measure])
         for q in quantities

@@ -18,7 +18,7 @@ import numpy as np
 
 from core.answering.proposals import named
 from core.common.answers import Claim
-from core.common.blocks import Block
+from core.common.blocks import Block, strip_marker
 from core.common.text import key_terms
 from core.common.values import Hit, fragment_blocks
 from core.vectors.embeddings import Embedder, normalise
@@ -32,7 +32,6 @@ KEY_KIND = {"local:all-MiniLM-L6-v2": 0.35}
 # A list item's name is a few words ("Quarter-turn oak staircase"); a longer text before its colon is a sentence.
 MAX_KEY_WORDS = 5
 _WORD = re.compile(r"[^\W\d_]+")
-_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def row_key(row: str) -> tuple[str, str] | None:
@@ -45,7 +44,7 @@ def row_key(row: str) -> tuple[str, str] | None:
 def item_key(item: str) -> str | None:
     """The name a list item is about when it gives a value by name ("Oak bench, 160 cm: 690 EUR." -> "Oak bench")."""
     name, sep, value = item.partition(": ")
-    name = _MARKER.sub("", name).split(",", 1)[0].strip()
+    name = strip_marker(name).split(",", 1)[0].strip()
     return name if sep and value.strip() and name and len(_WORD.findall(name)) <= MAX_KEY_WORDS else None
 
 
@@ -54,7 +53,7 @@ def _key(block: Block) -> tuple[str, str, bool] | None:
     item's name (of a few words, most of them needed); None for any other block."""
     if block.kind not in ("row", "item"):
         return None
-    text = _MARKER.sub("", block.text)
+    text = strip_marker(block.text)
     if (block.kind == "row" or "; " in text) and (key := row_key(text)):  # a row, or an item written as one
         return (*key, False)
     if block.kind == "item" and (name := item_key(text)):

@@ -109,7 +109,8 @@ def _lines(text: str) -> list[_Line]:
     return out
 
 
-def _strip_marker(line: str) -> str:
+def strip_marker(line: str) -> str:
+    """A list item or step without its bullet or number ("- Oak bench: 690 EUR." -> "Oak bench: 690 EUR.")."""
     return _NUMBERED.sub("", _BULLET.sub("", line)).strip()
 
 
@@ -175,12 +176,12 @@ def blocks(text: str) -> list[Block]:
             # Without a lead-in the block starts after the first item's marker: a quote starts with words, and a
             # statement's figures must all be in its quote ("1." is none of them).
             first = text[members[0].start : members[0].end]
-            start = lead_start if lead else members[0].start + len(first) - len(_strip_marker(first))
+            start = lead_start if lead else members[0].start + len(first) - len(strip_marker(first))
             stretch = text[start : members[-1].end].strip()
             if len(members) > 1 and len(stretch) <= MAX_LIST_CHARS:
                 out.append(Block(stretch, whole, lead))
             for m in members:
-                item = _strip_marker(text[m.start : m.end])
+                item = strip_marker(text[m.start : m.end])
                 if len(item.split()) >= MIN_WORDS or lead:
                     out.append(Block(item, one, lead))
         lead = ""
