@@ -1,3 +1,4 @@
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -5,7 +6,7 @@ import pytest
 
 from core.common.errors import KnowledgeError
 from core.common.settings import Settings
-from core.ingest import sync
+from core.ingest import guard, sync
 from core.ingest.folder import skipped_summary
 from core.retrieval.knowledge import SCOPES, KnowledgeBase
 from core.store import INDEX_FILE
@@ -447,6 +448,19 @@ def test_a_folder_that_moved_with_most_of_its_contents_is_the_same_folder(tmp_pa
     (moved / "policy1.md").write_text("# Policy 1\n\nChanged while it moved.\n")
     report = sync(moved, index, fake_embedder)
     assert (report.added, report.updated, report.removed) == (0, 2, 0), "one renamed and one changed"
+
+
+def test_a_replica_at_another_path_is_recognised_by_names_and_sizes_without_reading_a_file(
+    tmp_path, fake_embedder, monkeypatch
+):
+    kb = _eleven(tmp_path / "first")
+    index = open_index(tmp_path)
+    sync(kb, index, fake_embedder)
+    mounted = shutil.copytree(kb, tmp_path / "mounted")  # the same files at another path, as a replica mounts them
+    hashed: list[Path] = []
+    monkeypatch.setattr(guard, "_sha256", lambda folder, file, limit: hashed.append(file))
+    report = sync(mounted, index, fake_embedder)
+    assert report.unchanged == 11 and hashed == [], "the guard hashed files a listing with sizes settles"
 
 
 def test_a_sync_that_would_remove_more_than_half_of_the_index_needs_replace(tmp_path, fake_embedder):
