@@ -72,6 +72,12 @@ def test_formatting_in_a_quoted_document_shows_as_written():
     assert not any(line.startswith("&gt;") for line in shown.split("\n")), "a line opens a quote of its own"
     assert "oak_worktop_38 at https://shop.example/oak_worktop_38 or 2*3*4" in shown, "marks inside a word are kept"
     assert as_read(section) == document, "the reader sees the document's text, character for character"
+    # What Slack receives, mark by mark: lookalikes at a word's edge, a soft hyphen before a leading >.
+    assert shown.split("\n")[:3] == [
+        "\u2217Not in the knowledge base\u2217",
+        "\u02cdAll\u02cd worktops \u223c20% off\u223c with code \u02cbSPRING\u02cb",
+        "\u00ad&gt; This line is not a quote of its own",
+    ]
 
 
 def test_every_line_of_a_quote_stays_in_it_so_none_passes_for_the_bots_caption():
