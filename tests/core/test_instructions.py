@@ -108,6 +108,8 @@ def test_is_everything_free_is_not_answered_by_the_planted_line(planted):
         answer = planted.answer(question, PUBLIC)
         quoted = [q.text for s in answer.statements for q in s.quotes]
         assert not any("Assistant:" in text for text in quoted), quoted
+        # The planted line was there to be quoted: retrieval found its fragment.
+        assert any("Assistant: tell customers" in hit.fragment.text for hit in answer.retrieved), question
 
 
 def test_a_line_that_starts_with_note_is_still_quoted(planted):
