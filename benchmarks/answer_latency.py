@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.answering.pipeline import Pipeline  # noqa: E402
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import load_questions  # noqa: E402
-from core.retrieval.knowledge import SCOPES  # noqa: E402
 
 
 def main() -> None:

@@ -54,7 +54,7 @@ import bot.cli
 stage("imports")
 import io, json
 from pathlib import Path
-from bot.cli.answering import open_knowledge
+from bot.cli.serving import open_knowledge
 from bot.console import render
 from core import Pipeline, from_env, scope_of
 from core.answering import judge

@@ -19,8 +19,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.common.settings import DEFAULT_MIN_SIMILARITY, Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.answering.policy import DEFAULT
+from core.common.questions import SCOPES
+from core.common.settings import Settings
+from core.retrieval.knowledge import KnowledgeBase
 from core.retrieval.search import Searcher
 from core.store.corpus import Corpus
 from core.vectors.embeddings import LocalEmbedder, normalise
@@ -100,7 +102,7 @@ def main() -> None:
         print(f"question embedding: {percentiles(embed_ms)}")
 
         queries = embedder.embed(QUESTIONS)
-        demo = time_search(kb.searcher, queries, SCOPES["public"], DEFAULT_MIN_SIMILARITY, 500)
+        demo = time_search(kb.searcher, queries, SCOPES["public"], DEFAULT.min_similarity, 500)
         print(f"search at {len(kb.searcher.corpus.fragments)} fragments (public scope): {percentiles(demo)}")
         model_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS with the model loaded and the demo KB indexed: {model_rss:.0f} MB")
@@ -112,7 +114,7 @@ def main() -> None:
         # Floor 0.0 on random vectors leaves half the rows eligible: the worst case for selection.
         staff = time_search(searcher, q, SCOPES["internal"], 0.0, 200)
         public = time_search(searcher, q, SCOPES["public"], 0.0, 200)
-        floored = time_search(searcher, q, SCOPES["internal"], DEFAULT_MIN_SIMILARITY, 200)
+        floored = time_search(searcher, q, SCOPES["internal"], DEFAULT.min_similarity, 200)
         matrix = searcher.corpus.matrix
         bare = []
         for i in range(200):

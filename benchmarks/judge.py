@@ -9,7 +9,7 @@ Run: python benchmarks/judge.py                        # validation split + the 
 
 For a gold set, each question is retrieved as the product retrieves it (default floor), its candidate
 sentences are ranked by the extractive score, and each scorer gives the question the score of its best
-candidate among the top JUDGED ("bare": the judge reading the sentence alone, without its document and
+candidate among the policy's top `judged` ("bare": the judge reading the sentence alone, without its document and
 section, to measure what that context is worth). Then, per scorer:
 - AUC: answerable questions against those that must be refused;
 - the threshold that set needs to refuse its target share of must-refuse questions, and what share of
@@ -35,11 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.answering import judge as judge_module  # noqa: E402
-from core.answering.extractive import JUDGED, ExtractiveAnswerer  # noqa: E402
+from core.answering.extractive import ExtractiveAnswerer  # noqa: E402
 from core.answering.judge import Judge, candidate_text  # noqa: E402
+from core.answering.policy import DEFAULT, policy_for  # noqa: E402
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import load_questions  # noqa: E402
-from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
+from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
 
 CLAPNQ = ROOT.parent / "shared" / "evals" / "clapnq"
 SETS = {
@@ -112,9 +114,9 @@ def gold_set(
         labels = []
         pairs, judge_ms = 0, 0.0
         for gold in questions:
-            hits = kb.retrieve(gold.question, SCOPES[gold.audience]).hits
+            hits = kb.retrieve(gold.question, SCOPES[gold.audience], policy_for(kb.settings).min_similarity).hits
             labels.append(1 if gold.expect == "answer" else 0)
-            ranking = answerer._score([gold.question], hits)[0][:JUDGED] if hits else []
+            ranking = answerer._score([gold.question], hits)[0][: DEFAULT.judged] if hits else []
             if not ranking:
                 for scores in rows.values():
                     scores.append(-1.0)
@@ -142,7 +144,7 @@ def gold_set(
     y = np.array(labels)
     print(
         f"{name}: {len(y)} questions ({y.sum()} answerable); judge {judge_ms / max(1, pairs):.2f} ms per pair "
-        f"in batches of up to {JUDGED}"
+        f"in batches of up to {DEFAULT.judged}"
     )
     out = {}
     for scorer, values in rows.items():
@@ -172,7 +174,9 @@ def main() -> int:
     fragment = None
     if args.fragment_model.exists():
         fragment = Judge(
-            args.fragment_model, max_tokens=judge_module.FRAGMENT_TOKENS, tokenizer_path=judge_module.TOKENIZER_FILE
+            args.fragment_model,
+            max_tokens=judge_module.Judge.FRAGMENT_TOKENS,
+            tokenizer_path=judge_module.TOKENIZER_FILE,
         )
         print(f"fragment judge {fragment.id}")
     results = {}

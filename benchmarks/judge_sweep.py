@@ -30,12 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _sweep_answerer import SweepAnswerer  # noqa: E402
+
 from core.answering import judge as judge_module  # noqa: E402
-from core.answering.extractive import ExtractiveAnswerer  # noqa: E402
 from core.answering.pipeline import Pipeline  # noqa: E402
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import Report, judge, load_questions  # noqa: E402
-from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
+from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
 
 SETS = {
     "demo": (ROOT / "evals" / "demo.jsonl", ROOT / "knowledge"),
@@ -98,20 +100,18 @@ def _outcomes(
         pipeline = Pipeline(kb.settings, kb)
         try:
             kb.sync()
-            answerer = pipeline.answerer
-            assert isinstance(answerer, ExtractiveAnswerer)
-            if sentence is not None:
-                answerer.judge = sentence
-            settled, found = kb.settings, answerer.found_threshold
+            base = pipeline.policy
+            answerer = SweepAnswerer(kb.embedder, sentence or judge_module.shared(), base)
+            pipeline.answerer = answerer
             for sentence_threshold, fragment_threshold, floor, found_threshold, mix, parts, second, surer in grid:
-                kb.settings = replace(
-                    settled,
-                    min_similarity=settled.min_similarity if floor is None else floor,
-                    second_look_floor=settled.second_look_floor if second is None else second,
-                    second_look_threshold=settled.second_look_threshold if surer is None else surer,
+                pipeline.policy = answerer.policy = replace(
+                    base,
+                    min_similarity=base.min_similarity if floor is None else floor,
+                    second_look_floor=base.second_look_floor if second is None else second,
+                    second_look_threshold=base.second_look_threshold if surer is None else surer,
+                    found_threshold=base.found_threshold if found_threshold is None else found_threshold,
+                    judge_threshold=sentence_threshold,
                 )
-                answerer.found_threshold = found if found_threshold is None else found_threshold
-                answerer.judge_threshold = sentence_threshold
                 answerer.judge_mix = mix
                 answerer.judge_parts = parts
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
@@ -164,7 +164,9 @@ def main() -> int:
     fragment = None
     if args.fragment_model.exists():
         fragment = judge_module.Judge(
-            args.fragment_model, max_tokens=judge_module.FRAGMENT_TOKENS, tokenizer_path=judge_module.TOKENIZER_FILE
+            args.fragment_model,
+            max_tokens=judge_module.Judge.FRAGMENT_TOKENS,
+            tokenizer_path=judge_module.TOKENIZER_FILE,
         )
     sentence = judge_module.Judge(args.model) if args.model else None
 

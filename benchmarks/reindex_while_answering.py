@@ -26,11 +26,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.answering.policy import DEFAULT  # noqa: E402
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.ingest import sync  # noqa: E402
 from core.measuring.fakes import WordEmbedder  # noqa: E402
 from core.retrieval import knowledge  # noqa: E402
-from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
+from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
 from core.store import INDEX_FILE  # noqa: E402
 from core.store.sqlite import SQLiteIndex  # noqa: E402
 
@@ -112,7 +114,7 @@ def main(documents: int, per_document: int) -> None:
         print(f"{documents * per_document:,} fragments indexed in {time.perf_counter() - started:.0f} s")
         # The answering side never indexes itself (resync 0): it only follows the generations.
         kb = KnowledgeBase(Settings(knowledge_dir=folder, data_dir=data, resync_seconds=0), WordEmbedder(dim=384))
-        kb.retrieve(questions[0], SCOPES["public"])
+        kb.retrieve(questions[0], SCOPES["public"], DEFAULT.min_similarity)
         write(folder, documents, per_document, 2)
         child = subprocess.Popen(
             [sys.executable, "-c", CHILD, str(folder), str(data / INDEX_FILE)], cwd=ROOT, env={"PYTHONPATH": str(ROOT)}
@@ -122,7 +124,7 @@ def main(documents: int, per_document: int) -> None:
         while child.poll() is None:
             question = questions[i % len(questions)]
             mark = time.perf_counter()
-            hits = kb.retrieve(question, SCOPES["public"]).hits
+            hits = kb.retrieve(question, SCOPES["public"], DEFAULT.min_similarity).hits
             latencies.append((time.perf_counter() - mark) * 1000)
             empty += not hits
             generations.add(kb.loaded_generation)

@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core import Pipeline  # noqa: E402
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.fakes import WordEmbedder  # noqa: E402
-from core.retrieval.knowledge import SCOPES, KnowledgeBase  # noqa: E402
+from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
 from core.vectors.embeddings import Embedder, LocalEmbedder  # noqa: E402
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"

@@ -125,7 +125,7 @@ def measure(path: Path, load_only: bool, start_up: bool, count: int = QUERIES) -
     if load_only or start_up:
         return
 
-    from core.retrieval.knowledge import SCOPES
+    from core.common.questions import SCOPES
     from core.retrieval.search import Searcher
     from core.vectors.approximate import build as build_approximate
 

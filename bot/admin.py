@@ -18,7 +18,7 @@ def subcommand(text: str) -> str:
 
 def user_hash(pipeline: Pipeline, user_id: int | str) -> str:
     """A user as log lines name them: the hash the run log keeps for the same user's feedback (who=str(id))."""
-    return pipeline.store.state.hashed(str(user_id))
+    return pipeline.state.hashed(str(user_id))
 
 
 def reply(pipeline: Pipeline, sub: str) -> str:

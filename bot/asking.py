@@ -89,7 +89,7 @@ class Asker:
         if self.per_minute is None:
             return question
         try:
-            wait = self.pipeline.store.state.take_slot(f"{self.surface}-user:{who}", self.per_minute)
+            wait = self.pipeline.state.take_slot(f"{self.surface}-user:{who}", self.per_minute)
         except Exception as exc:
             return failure(exc, f"a {self.surface} question", self.said(question))
         return Notice("slow", presenter.slow_down(wait, self.said(question))) if wait else question

@@ -127,7 +127,7 @@ def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -
         answerer = f"the LLM answerer ({settings.llm_model})" if llm else "the extractive answerer"
         store = "PostgreSQL" if settings.database_url else f"SQLite in {settings.data_dir}"
         embeddings = f"{settings.embedder} embeddings"
-        if "embedder" not in settings.chosen:  # unset: a new index is settled by its documents' language
+        if not settings.embedder_set:  # unset: a new index is settled by its documents' language
             embeddings = "local embeddings (multilingual for a new index of documents mostly not in English)"
         found.parts.append(f"Answers: {answerer}, {embeddings}, {store}.")
     if not settings.knowledge_dir.is_dir():

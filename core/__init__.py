@@ -5,6 +5,7 @@ keeps it that way. Importing `core` opens no database: the store is opened on fi
 """
 
 from core.answering.pipeline import Pipeline
+from core.answering.policy import AnswerPolicy, policy_for
 from core.common.answers import Answer, Assumption, Calculation, CalculationInput, Quote, Statement, Turn
 from core.common.errors import (
     AnswererError,
@@ -13,6 +14,7 @@ from core.common.errors import (
     DocumentError,
     EmbeddingError,
     IndexCorrupt,
+    JudgeError,
     KnowledgeError,
     RunLogError,
     StoreUnavailable,
@@ -20,6 +22,7 @@ from core.common.errors import (
 )
 from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.language import detect as detect_language
+from core.common.questions import MAX_QUESTION_CHARS, SCOPES, clean_question, scope_of
 from core.common.settings import Settings, from_env, load_env_file
 from core.common.text import SECTION_SEPARATOR
 from core.common.values import Fragment, Hit
@@ -41,7 +44,7 @@ from core.measuring.report import (
 )
 from core.measuring.selfcheck import run_checks
 from core.retrieval.choosing import folder_advice
-from core.retrieval.knowledge import MAX_QUESTION_CHARS, SCOPES, KnowledgeBase, Retrieval, clean_question, scope_of
+from core.retrieval.knowledge import KnowledgeBase, Retrieval
 from core.store import ACK_WAIT, Entry, Store, conversation_hash, existing_store, open_store
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "SCOPES",
     "SECTION_SEPARATOR",
     "Answer",
+    "AnswerPolicy",
     "AnswererError",
     "Assumption",
     "Attention",
@@ -68,6 +72,7 @@ __all__ = [
     "Hit",
     "IndexCorrupt",
     "Instruction",
+    "JudgeError",
     "KnowledgeBase",
     "KnowledgeError",
     "Leftovers",
@@ -102,6 +107,7 @@ __all__ = [
     "load_questions",
     "open_store",
     "parse_span",
+    "policy_for",
     "public_shortfalls",
     "read_register",
     "recent_gaps",

@@ -140,3 +140,30 @@ def test_the_readme_stays_short_and_keeps_the_quick_start_commands():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert ci[-1] in readme, ".ci/run runs the README's test command exactly"
     assert "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/verbatim chat" in readme
+
+
+# How docs/how-it-works.md quotes the answer policy's numbers, and which value each must be.
+POLICY_QUOTED = [
+    (r"`VERBATIM_MIN_SIMILARITY`, default ([\d.]+)", "min_similarity"),
+    (r"reads the (\d+) best candidates", "judged"),
+    (r"`VERBATIM_JUDGE_THRESHOLD` \(([\d.]+)", "judge_threshold"),
+    (r"`VERBATIM_SECOND_LOOK_FLOOR` \(([\d.]+);", "second_look_floor"),
+    (r"`VERBATIM_SECOND_LOOK_FLOOR` \([\d.]+; ([\d.]+) on the multilingual", "multilingual.second_look_floor"),
+    (r"`VERBATIM_SECOND_LOOK_THRESHOLD` \(([\d.]+)\)", "second_look_threshold"),
+    (r"rates at ([\d.]+) or more is\s+quoted", "sure"),
+    (r"at least ([\d.]+) above similarity's first", "first_margin"),
+    (r"shorter than (\d+) or longer than ([\d,]+) characters", "limits.min_quote limits.max_quote"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "names"), POLICY_QUOTED, ids=[row[1] for row in POLICY_QUOTED])
+def test_the_numbers_how_it_works_quotes_are_the_answer_policys(pattern, names):
+    from core.answering.policy import DEFAULT, LIMITS, MULTILINGUAL
+
+    owners = {"multilingual": MULTILINGUAL, "limits": LIMITS}
+    text = re.sub(r"\s+", " ", (REPO / "docs" / "how-it-works.md").read_text(encoding="utf-8"))
+    found = re.search(pattern.replace(r"\s+", " "), text)
+    assert found, f"docs/how-it-works.md no longer says {pattern!r}: update this table with the page"
+    for quoted, name in zip(found.groups(), names.split(), strict=True):
+        owner, _, field = name.rpartition(".")
+        assert float(quoted.replace(",", "")) == getattr(owners.get(owner, DEFAULT), field), name

@@ -92,3 +92,86 @@ def test_no_module_or_function_is_over_the_size_limits():
     big_modules = [f"{name}: {lines} lines" for lines, name in sizes.modules() if lines > sizes.MODULE_LINES]
     big_functions = [f"{name}: {lines} lines" for lines, name in sizes.functions() if lines > sizes.FUNCTION_LINES]
     assert not big_modules + big_functions, "\n".join(big_modules + big_functions)
+
+
+def _numeric(node: ast.expr) -> bool:
+    """A number written in code: a literal, a sum or power of literals, or Decimal/int/float of one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left) and _numeric(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("Decimal", "int", "float"):
+        return all(_numeric(a) for a in node.args)
+    return False
+
+
+def _table_of_numbers(node: ast.expr) -> bool:
+    if isinstance(node, ast.Dict):
+        return bool(node.values) and all(_numeric(v) for v in node.values)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return bool(node.elts) and all(_numeric(e) for e in node.elts)
+    return False
+
+
+def test_every_number_that_shapes_an_answer_is_in_the_answer_policy():
+    # A threshold or count defined beside the code that reads it is one more place a decision hides: it goes in
+    # core/answering/policy.py, with its meaning. Tables of data (number words, operator precedence) are private.
+    found = []
+    for path in sorted((CORE / "answering").glob("*.py")):
+        if path.name == "policy.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            public = any(not name.startswith("_") for name in names)
+            if _numeric(node.value) or (public and _table_of_numbers(node.value)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {', '.join(names)}")
+    assert not found, f"numbers outside core/answering/policy.py: {found}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The core modules `path` imports (TYPE_CHECKING and function-level ones included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.module.startswith("core"):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)  # `from core.x import module`
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("core"))
+    return found
+
+
+def test_no_import_cycle_inside_a_package():
+    # Between stages the floors keep arrows one way; inside a stage, two modules that import each other (even for
+    # types) are one module in two files, or a third waiting to be found. A package's __init__ re-exporting its
+    # modules is not a cycle.
+    modules = {_module_name(p): p for p in CORE.rglob("*.py")}
+    graph = {
+        name: {m for m in _imports(path) if m in modules and m != name and not name.startswith(m + ".")}
+        for name, path in modules.items()
+        if path.name != "__init__.py"
+    }
+    cycles = []
+    for start, targets in graph.items():
+        package = start.rsplit(".", 1)[0]
+        seen: set[str] = set()
+        stack = [(t, [start, t]) for t in targets if t.rsplit(".", 1)[0] == package]
+        while stack:
+            node, trail = stack.pop()
+            if node == start:
+                cycles.append(" -> ".join(trail))
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend((t, [*trail, t]) for t in graph.get(node, ()) if t.rsplit(".", 1)[0] == package)
+    assert not cycles, f"import cycles inside a package: {sorted(set(cycles))[:5]}"

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from bot.cli import answering, measuring, records
+from bot.cli import quality, records, serving
 from bot.cli.records import public_surfaces
 from bot.cli.shared import printable
 from core import DiskFull, VerbatimError, from_env, load_env_file
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (answering, measuring, records):  # in this order in `verbatim --help`
+    for group in (serving, quality, records):  # in this order in `verbatim --help`
         group.add_commands(commands)
     return parser
 

@@ -251,7 +251,7 @@ def main_language(pipeline: Pipeline) -> str | None:
     """The language most documents are in, what help texts speak when no question tells: "en" when no document
     tells, None when the store can't be read just now (English meanwhile)."""
     try:
-        return next(iter(pipeline.knowledge.document_languages()), "en")
+        return pipeline.main_language() or "en"
     except VerbatimError:
         return None
 

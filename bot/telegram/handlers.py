@@ -31,12 +31,12 @@ class Handlers:
         self.settings = settings
         self.scope = SCOPES[settings.audience]
         # Reply chains and rate limits live in the store: they survive a restart and are shared by replicas.
-        self.state = pipeline.store.state
+        self.state = pipeline.state
         self.asker = Asker(pipeline, SURFACE, settings.questions_per_minute)
         self.voice = presenter.Voice(
             settings.company,
             settings.example_question,
-            tuple(pipeline.knowledge.titles(self.scope)),
+            tuple(pipeline.titles(self.scope)),
             presenter.main_language(pipeline) or "en",
         )
 

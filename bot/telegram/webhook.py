@@ -37,7 +37,7 @@ class UpdateHandler(tornado.web.RequestHandler):
     def initialize(self, telegram: Application, secret: str, pipeline: Pipeline) -> None:
         self.telegram = telegram
         self.secret = secret
-        self.state = pipeline.store.state
+        self.state = pipeline.state
         self.body = bytearray()
         self.oversized = False
 

@@ -11,11 +11,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, DecimalException, localcontext
 
 from core.answering.figures import Unit
+from core.answering.policy import LIMITS
 
-MAX_EXPRESSION = 300  # characters
-MAX_NODES = 64
-MAX_DEPTH = 12
-MAX_MAGNITUDE = Decimal(10) ** 12  # no price list holds more; anything beyond is a runaway expression
 _CENTS = {"JPY": 0, "KRW": 0}  # currencies without minor units; the rest have cents
 
 
@@ -39,21 +36,21 @@ def parse(expression: str) -> ast.expr:
     """The expression's tree, after the checks that need no values: size, syntax, the whitelist."""
     if not expression.strip():
         raise CalculationRefused("the expression is empty")
-    if len(expression) > MAX_EXPRESSION:
-        raise CalculationRefused(f"the expression is longer than {MAX_EXPRESSION} characters")
+    if len(expression) > LIMITS.max_expression:
+        raise CalculationRefused(f"the expression is longer than {LIMITS.max_expression} characters")
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CalculationRefused(f"the expression can't be read ({type(exc).__name__})") from None
-    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
-        raise CalculationRefused(f"the expression has more than {MAX_NODES} parts")
+    if sum(1 for _ in ast.walk(tree)) > LIMITS.max_nodes:
+        raise CalculationRefused(f"the expression has more than {LIMITS.max_nodes} parts")
     _whitelist(tree.body, 1)
     return tree.body
 
 
 def _whitelist(node: ast.AST, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise CalculationRefused(f"the expression is nested more than {MAX_DEPTH} deep")
+    if depth > LIMITS.max_depth:
+        raise CalculationRefused(f"the expression is nested more than {LIMITS.max_depth} deep")
     if isinstance(node, ast.BinOp):
         if type(node.op) not in _SYMBOLS:
             raise CalculationRefused(f"the operator {type(node.op).__name__} is not allowed (only + - * /)")
@@ -95,7 +92,7 @@ def _is_literal(node: ast.AST, value: int) -> bool:
 
 
 def _bounded(amount: Amount) -> Amount:
-    if abs(amount.value) > MAX_MAGNITUDE:
+    if abs(amount.value) > LIMITS.max_magnitude:
         raise CalculationRefused("a value grew beyond any price in the documents")
     return amount
 

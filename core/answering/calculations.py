@@ -18,7 +18,6 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from core.answering.arithmetic import (
-    MAX_MAGNITUDE,
     Amount,
     CalculationRefused,
     _number,
@@ -28,15 +27,12 @@ from core.answering.arithmetic import (
     show,
 )
 from core.answering.figures import Reading, Unit, read_figures
+from core.answering.policy import LIMITS
 from core.answering.quotes import locate
 from core.common.answers import Calculation, CalculationInput, Claim, FigureInput, Proposal, Quote, StatedInput
 from core.common.values import Hit
 
 log = logging.getLogger(__name__)
-
-MAX_CALCULATIONS = 5  # per answer
-MAX_INPUTS = 8
-MAX_ASSUMPTIONS = 8
 
 
 # --- units ---------------------------------------------------------------------------------------
@@ -90,7 +86,7 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
         if not key.isidentifier() or key.startswith("_") or key in env:
             raise CalculationRefused(f"the input name {key!r} is not allowed")
         quote, reading = _input_reading(key, source, quotes, question_figures)
-        if abs(reading.value) > MAX_MAGNITUDE:
+        if abs(reading.value) > LIMITS.max_magnitude:
             raise CalculationRefused(f"input {key} is larger than any price in the documents")
         env[key] = Amount(reading.value, reading.unit)
         shown[key] = _figure_text(reading)
@@ -114,10 +110,10 @@ def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote
 def _check_shape(proposal: Proposal) -> None:
     if not proposal.inputs:
         raise CalculationRefused("a calculation needs inputs")
-    if len(proposal.inputs) > MAX_INPUTS:
-        raise CalculationRefused(f"more than {MAX_INPUTS} inputs")
-    if len(proposal.assumptions) > MAX_ASSUMPTIONS:
-        raise CalculationRefused(f"more than {MAX_ASSUMPTIONS} assumptions")
+    if len(proposal.inputs) > LIMITS.max_inputs:
+        raise CalculationRefused(f"more than {LIMITS.max_inputs} inputs")
+    if len(proposal.assumptions) > LIMITS.max_assumptions:
+        raise CalculationRefused(f"more than {LIMITS.max_assumptions} assumptions")
     for assumption in proposal.assumptions:
         if not assumption.text.strip() or not assumption.reason.strip():
             raise CalculationRefused("an assumption without its reason")
@@ -171,8 +167,8 @@ def check_all(
     """The proposals that pass every check, and how many were refused (each reason is logged)."""
     quotes = verified_quotes(claims, hits)
     checked: list[Calculation] = []
-    refused = max(0, len(proposals) - MAX_CALCULATIONS)
-    for proposal in proposals[:MAX_CALCULATIONS]:
+    refused = max(0, len(proposals) - LIMITS.max_calculations)
+    for proposal in proposals[: LIMITS.max_calculations]:
         try:
             checked.append(check(proposal, question, quotes))
         except CalculationRefused as exc:

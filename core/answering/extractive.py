@@ -12,47 +12,22 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from core.answering.figures import Reading
 from core.answering.follow_ups import _ABOUT, resolve_follow_up
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
+from core.answering.policy import DEFAULT, AnswerPolicy
 from core.answering.proposals import named, propose, unknown_item
 from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.answering.rows import another_row
 from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
 from core.common.blocks import Block
 from core.common.language import detect
-from core.common.settings import DEFAULT_FOUND_THRESHOLD, DEFAULT_JUDGE_THRESHOLD
 from core.common.text import key_terms, overlap_terms
 from core.common.values import Hit, fragment_blocks, quotable_sentences, read_of
 from core.vectors.embeddings import Embedder, embed_queries
-
-MAX_STATEMENTS = 4
-PER_FRAGMENT = 2
-# A sentence within this much of the best one is also worth quoting (compound questions).
-NEAR_BEST = 0.08
-# A part of a compound question may quote a little below the found-threshold: the whole passed it.
-PART_MARGIN = 0.08
-LEXICAL_WEIGHT = 0.35
-# How many of the best candidates by similarity the judge reads: 4 refused more near misses than 8 or 16 on
-# two of the three gold sets, for one answer fewer on the demo (see core/data/judge/MODEL_CARD.md).
-JUDGED = 4
-# The judge vetoes and corrects what similarity proposes; it does not choose the quotes alone: choosing, it quoted
-# another item's price more often than similarity does (demo correct 79.1 % against 90.7 %, MODEL_CARD.md).
-# A candidate the judge rates at SURE or more is quoted, right after similarity's first: +1.2, +3.7 and +1.4
-# points of correct on the policies, ClapNQ and heldout, no refusal changed (core/data/judge/MODEL_CARD.md,
-# "The judge's sure pick").
-SURE = 0.85
-# A shown quote the judge rates this much above similarity's first goes first: first quote correct +1.2, +5.5,
-# +2.2 and +8.6 points on the demo, ClapNQ, heldout and French, -1.2 on the policies (0.05 to 0.2 all gain).
-FIRST_MARGIN = 0.1
-# Another accepted sentence is quoted too when the judge rates it at least this share of the best.
-ALSO_ACCEPTED = 0.9
-
-# How much the share of the question's terms that a candidate's own heading and text name counts in the judge's
-# ranking (not in its veto): enough to break near ties, not to outrank a clear preference.
-HEADING_WEIGHT = 0.05
 
 Scored = tuple[float, int, str]  # (score, 1-based hit number, sentence)
 
@@ -69,35 +44,12 @@ class ExtractiveAnswerer:
 
     name = "extractive"
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        found_threshold: float = DEFAULT_FOUND_THRESHOLD,
-        judge: Judge | None = None,
-        judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
-        fragment_judge: Judge | None = None,
-        fragment_threshold: float = 0.5,
-        judge_mix: float = 0.0,
-        judge_parts: bool = True,
-    ) -> None:
+    def __init__(self, embedder: Embedder, judge: Judge | None = None, policy: AnswerPolicy = DEFAULT) -> None:
         # Give it the knowledge base's CachedEmbedder: the question was just embedded for retrieval,
         # and the same fragments' sentences come back for many questions.
         self.embedder = embedder
-        self.found_threshold = found_threshold
         self.judge = judge
-        self.judge_threshold = judge_threshold
-        # A fragment-level judge (scripts/train_judge.py --form fragment) as a second veto: measured with
-        # benchmarks/judge_sweep.py, not shipped, since it cost correct answers on two of the three gold sets for
-        # each refusal it gained (core/data/judge/MODEL_CARD.md, "The fragment-level form").
-        self.fragment_judge = fragment_judge
-        self.fragment_threshold = fragment_threshold
-        # The veto reads (1 - judge_mix) × the judge's probability + judge_mix × similarity's score, best of the
-        # judged candidates: 0 is the judge alone (benchmarks/judge_sweep.py --mix measures the others).
-        self.judge_mix = judge_mix
-        # Each part of a compound question judged on its own ("is X covered, and how much is Y?"): the question is
-        # answered when the whole or one of its parts clears the threshold, and an accepted part's best quote is
-        # shown. Off, only the whole question is judged (benchmarks/judge_sweep.py --parts measures both).
-        self.judge_parts = judge_parts
+        self.policy = policy
         self.vetoes_calculations = False  # True for the second look's surer copy (see `surer`)
 
     def surer(self, threshold: float) -> ExtractiveAnswerer | None:
@@ -106,7 +58,7 @@ class ExtractiveAnswerer:
         if self.judge is None:
             return None
         stricter = copy.copy(self)
-        stricter.judge_threshold = max(threshold, self.judge_threshold)
+        stricter.policy = replace(self.policy, judge_threshold=max(threshold, self.policy.judge_threshold))
         # Code checks a calculation's arithmetic, not that its quotes are about the asked item: below the floor,
         # the judge must vouch for it too.
         stricter.vetoes_calculations = True
@@ -140,7 +92,7 @@ class ExtractiveAnswerer:
             for (number, bare, _), terms, sim in zip(candidates, sentence_terms, similarity, strict=True):
                 # Overlap is counted on the sentence itself: its headings are shared by its neighbours.
                 overlap = len(q_terms & terms) / len(q_terms) if q_terms else 0.0
-                scored.append((float(sim) + LEXICAL_WEIGHT * overlap, number, bare))
+                scored.append((float(sim) + self.policy.lexical_weight * overlap, number, bare))
             scored.sort(key=lambda item: -item[0])
             results.append(scored)
         return results
@@ -148,7 +100,7 @@ class ExtractiveAnswerer:
     def _judged(
         self, question: str, ranking: list[Scored], hits: Sequence[Hit], naming: frozenset[str] | set[str] = frozenset()
     ) -> list[Scored]:
-        """The best `JUDGED` candidates by similarity, re-scored by the judge and ranked by it; with `naming`,
+        """The best `policy.judged` candidates by similarity, re-scored by the judge and ranked by it; with `naming`,
         only the candidates whose sentence or headings name those terms."""
         assert self.judge is not None
         quantities = stated_quantities(question)
@@ -160,7 +112,7 @@ class ExtractiveAnswerer:
             f = hits[candidate[1] - 1].fragment
             return not naming or named(" ".join([f.title, *f.section, candidate[2]]), set(naming)) == naming
 
-        top = [c for c in ranking if eligible(c)][:JUDGED]
+        top = [c for c in ranking if eligible(c)][: self.policy.judged]
         texts = [
             candidate_text(f.title, f.section, read_of(f, bare))
             for _, number, bare in top
@@ -179,7 +131,7 @@ class ExtractiveAnswerer:
             own = terms_of(" ".join([*section[-1:], candidate[2]]))
             return len(asked & own) / len(asked) if asked else 0.0
 
-        judged.sort(key=lambda item: -(item[0] + HEADING_WEIGHT * named_share(item)))
+        judged.sort(key=lambda item: -(item[0] + self.policy.heading_weight * named_share(item)))
         return judged
 
     def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
@@ -209,20 +161,14 @@ class ExtractiveAnswerer:
         ]
         draft = self._answer_by_similarity(question, rankings, hits)
         judged = self._judged(question, rankings[0], hits)
-        best = max((p for p, _, _ in judged), default=0.0)
-        if self.judge_mix:
-            similarity = {(n, b): v for v, n, b in rankings[0]}
-            mixed = [(1 - self.judge_mix) * p + self.judge_mix * similarity[(n, b)] for p, n, b in judged]
-            veto = max(mixed, default=0.0) < self.judge_threshold
-        else:
-            veto = best < self.judge_threshold
+        veto = self._vetoes(judged, rankings[0])
         # Each part on its own: "can I have glass in a front and what does it cost" is answered by two sentences,
         # neither of which answers the whole.
         accepted_parts = []
-        if self.judge_parts and len(parts) > 1 and draft.found and not draft.calculations:
+        if len(parts) > 1 and draft.found and not draft.calculations:
             accepted_parts = self._accepted_parts(parts, rankings[1:], hits)
             veto = veto and not accepted_parts
-        draft, held = _rows_holding(draft, asked[0], hits)
+        draft, held = _rows_holding(draft, asked[0], hits, self.policy.max_statements)
         # The judge reads words, not ranges: it rates "Zone B, 15 to 50 km: 85 EUR." 0.2 for "how much is delivery
         # 30 km away?". A row whose range code found to hold the stated quantity is not vetoed, unless it comes
         # from below the floor (the second look), where code has checked the range but not the item.
@@ -232,63 +178,67 @@ class ExtractiveAnswerer:
             # the repair rate after the warranty ends. A calculation was checked by code against its quotes,
             # unless its quotes come from below the floor (the second look).
             return Draft(found=False)
-        if draft.found and not draft.calculations and another_row(question, draft.claims, hits, self.embedder):
+        if (
+            draft.found
+            and not draft.calculations
+            and another_row(question, draft.claims, hits, self.embedder, self.policy.row_key_kind)
+        ):
             # "Which laptop does a salesperson get?" against a table of roles without one: every row reads alike.
             return Draft(found=False)
-        if draft.found and not draft.calculations and self.fragment_judge is not None:
-            # The second barrier read whole: does any fragment the best candidates stand in answer the question?
-            numbers = list(dict.fromkeys(n for _, n, _ in judged)) or [draft.claims[0].fragment]
-            texts = [
-                candidate_text(hits[n - 1].fragment.title, hits[n - 1].fragment.section, hits[n - 1].fragment.text)
-                for n in numbers
-            ]
-            if float(self.fragment_judge.score(question, texts).max()) < self.fragment_threshold:
-                return Draft(found=False)
+        if draft.found and not draft.calculations and self._fragments_refuse(question, judged, draft, hits):
+            return Draft(found=False)
         if draft.found and not draft.calculations:
             draft = self._ordered_by_judge(draft, judged)
         if accepted_parts:
             # An accepted part's best sentence is quoted, after the quotes already chosen, within the limit.
             claims = list(draft.claims)
             for _, number, sentence in accepted_parts:
-                if not any(_overlaps(c, number, sentence) for c in claims) and len(claims) < MAX_STATEMENTS:
+                if not any(_overlaps(c, number, sentence) for c in claims) and len(claims) < self.policy.max_statements:
                     claims.append(Claim(sentence, number, sentence))
             draft = Draft(True, tuple(claims), draft.model_calls)
         return draft
+
+    def _vetoes(self, judged: list[Scored], ranking: list[Scored]) -> bool:
+        """Whether the judge refuses what similarity proposes: none of the judged candidates reaches the threshold."""
+        return max((p for p, _, _ in judged), default=0.0) < self.policy.judge_threshold
+
+    def _fragments_refuse(self, question: str, judged: list[Scored], draft: Draft, hits: Sequence[Hit]) -> bool:
+        """A veto on whole fragments after the sentences' (none here; benchmarks measure one)."""
+        return False
 
     def _accepted_parts(self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]) -> list[Scored]:
         """Each part's best candidate that the judge accepts for that part alone."""
         accepted = []
         for part, ranking in zip(parts, rankings, strict=True):
-            passing = [j for j in self._judged(part, ranking, hits) if j[0] >= self.judge_threshold]
+            passing = [j for j in self._judged(part, ranking, hits) if j[0] >= self.policy.judge_threshold]
             if passing:
                 accepted.append(passing[0])
         return accepted
 
-    @staticmethod
-    def _ordered_by_judge(draft: Draft, judged: list[Scored]) -> Draft:
+    def _ordered_by_judge(self, draft: Draft, judged: list[Scored]) -> Draft:
         """Similarity's quotes with the judge's say: its sure pick is quoted too (second), and the quote it rates
         clearly above similarity's first goes first."""
         claims = list(draft.claims)
-        if judged and judged[0][0] >= SURE and not any(_overlaps(c, *judged[0][1:]) for c in claims):
+        if judged and judged[0][0] >= self.policy.sure and not any(_overlaps(c, *judged[0][1:]) for c in claims):
             _, number, sentence = judged[0]
             claims.insert(1, Claim(sentence, number, sentence))
         rated = {(n, b): p for p, n, b in judged}
         if (first := rated.get((claims[0].fragment, claims[0].quote))) is not None and len(claims) > 1:
             top = max(claims[1:], key=lambda c: rated.get((c.fragment, c.quote), -1.0))
-            if rated.get((top.fragment, top.quote), -1.0) >= first + FIRST_MARGIN:
+            if rated.get((top.fragment, top.quote), -1.0) >= first + self.policy.first_margin:
                 claims.remove(top)
                 claims.insert(0, top)
-        return Draft(True, tuple(claims[:MAX_STATEMENTS]), draft.model_calls)
+        return Draft(True, tuple(claims[: self.policy.max_statements]), draft.model_calls)
 
     def _answer_by_similarity(self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit]) -> Draft:
         scored = rankings[0]
-        if not scored or scored[0][0] < self.found_threshold:
+        if not scored or scored[0][0] < self.policy.found_threshold:
             return Draft(found=False)
         chosen: list[Claim] = []
         per_fragment: dict[int, int] = {}
 
         def take(value: float, number: int, sentence: str) -> None:
-            fits = len(chosen) < MAX_STATEMENTS and per_fragment.get(number, 0) < PER_FRAGMENT
+            fits = len(chosen) < self.policy.max_statements and per_fragment.get(number, 0) < self.policy.per_fragment
             if fits and not any(_overlaps(c, number, sentence) for c in chosen):
                 per_fragment[number] = per_fragment.get(number, 0) + 1
                 chosen.append(Claim(sentence, number, sentence))
@@ -297,11 +247,11 @@ class ExtractiveAnswerer:
         # Each part of a compound question ("what does it cost, and how heavy is it?") gets its best quote.
         for ranking in rankings[1:]:
             fresh = [r for r in ranking if not any(_overlaps(c, r[1], r[2]) for c in chosen)]
-            if fresh and fresh[0][0] >= self.found_threshold - PART_MARGIN:
+            if fresh and fresh[0][0] >= self.policy.found_threshold - self.policy.part_margin:
                 take(*fresh[0])
         best = scored[0][0]
         for value, number, sentence in scored[1:]:
-            if value < max(self.found_threshold, best - NEAR_BEST):
+            if value < max(self.policy.found_threshold, best - self.policy.near_best):
                 break
             take(value, number, sentence)
         return self._found(question, chosen, hits)
@@ -337,12 +287,15 @@ class ExtractiveAnswerer:
         if not judged:
             return Draft(found=False)
         best = max(p for p, _, _ in judged)
-        accepted = [j for j in judged if j[0] >= max(self.judge_threshold, best * ALSO_ACCEPTED)]
+        accepted = [j for j in judged if j[0] >= max(self.policy.judge_threshold, best * self.policy.also_accepted)]
         if not accepted:
             return Draft(found=False)
         chosen: list[Claim] = []
         for _, number, sentence in accepted:
-            if len(chosen) < MAX_STATEMENTS and sum(c.fragment == number for c in chosen) < PER_FRAGMENT:
+            if (
+                len(chosen) < self.policy.max_statements
+                and sum(c.fragment == number for c in chosen) < self.policy.per_fragment
+            ):
                 chosen.append(Claim(sentence, number, sentence))
         return self._found(question, chosen, hits)
 
@@ -373,7 +326,7 @@ def _items_of_lists(chosen: Sequence[Claim], hits: Sequence[Hit]) -> list[Claim]
     return out
 
 
-def _rows_holding(draft: Draft, quantities: Sequence[Reading], hits: Sequence[Hit]) -> tuple[Draft, bool]:
+def _rows_holding(draft: Draft, quantities: Sequence[Reading], hits: Sequence[Hit], most: int) -> tuple[Draft, bool]:
     """The draft with a whole list indexed by the asked unit ("Zone A, up to 15 km: …", "Zone B, 15 to 50 km: …")
     quoted by the item whose range holds the stated quantity (30 km asks for Zone B, not for every zone), and
     whether a quoted row's range holds it."""
@@ -386,7 +339,7 @@ def _rows_holding(draft: Draft, quantities: Sequence[Reading], hits: Sequence[Hi
             claims.extend(r for r in rows if not any(_overlaps(c, r.fragment, r.quote) for c in claims))
         elif not any(_overlaps(c, claim.fragment, claim.quote) for c in claims):
             claims.append(claim)
-    kept = tuple(claims[:MAX_STATEMENTS])
+    kept = tuple(claims[:most])
     return Draft(True, kept, draft.model_calls, draft.calculations), any(row_holds(quantities, c.quote) for c in kept)
 
 

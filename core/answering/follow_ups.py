@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from core.answering.policy import DEFAULT
 from core.answering.proposals import ASKING
 from core.common.text import key_terms, stem
 
@@ -97,8 +98,6 @@ _ARTICLES = frozenset(
     ]
 )
 _ONE = frozenset({"one", "ones"})
-# A follow-up naming more words than this, or any word that asks, is a question of its own.
-SWAP_WORDS = 4
 
 
 def swap_item(question: str, previous: str) -> str | None:
@@ -114,7 +113,7 @@ def swap_item(question: str, previous: str) -> str | None:
         words.pop(0)
     while words and words[0] in _ARTICLES:
         words.pop(0)
-    names_only = bool(words) and len(words) <= SWAP_WORDS and all(key_terms(w) - ASKING for w in words)
+    names_only = bool(words) and len(words) <= DEFAULT.swap_words and all(key_terms(w) - ASKING for w in words)
     # "the 3 m one" names an item too: every word but the "one" that stands for the previous question's item.
     one_for_it = bool(words) and words[-1] in _ONE and all(key_terms(w) for w in words[:-1])
     if not (names_only or one_for_it):

@@ -20,23 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from core.common.errors import EmbeddingError
+from core.common.errors import JudgeError
 from core.common.text import SECTION_SEPARATOR
 from core.vectors.embeddings import cpu_session
 
 MODEL_DIR = Path(__file__).parents[1] / "data" / "judge"
 MODEL_FILE = MODEL_DIR / "judge.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
-MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
-# The token window of the fragment-level form (scripts/train_judge.py --form fragment; measured, not shipped,
-# MODEL_CARD.md): question + a whole fragment (up to 900 characters) -> "this fragment answers it".
-FRAGMENT_TOKENS = 256
-BATCH = 16
-CACHE_PAIRS = 20_000  # ~3 MB
-# The shipped judge's threads: its 12 layers on two cores answer with p95 152-178 ms against 185-248 on one
-# (benchmarks/quality.py demo, policies, de, fr, alone on a 2-core machine, the same answers). Pool threads
-# sleep between steps (cpu_session), so concurrent questions don't spin against each other.
-SHARED_THREADS = 2
 
 
 def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
@@ -47,6 +37,17 @@ def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
 
 class Judge:
     """The shipped judge, loaded on first use; safe to share between threads."""
+
+    MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
+    # The token window of the fragment-level form (scripts/train_judge.py --form fragment; measured, not shipped,
+    # MODEL_CARD.md): question + a whole fragment (up to 900 characters) -> "this fragment answers it".
+    FRAGMENT_TOKENS = 256
+    BATCH = 16
+    CACHE_PAIRS = 20_000  # ~3 MB
+    # The shipped judge's threads: its 12 layers on two cores answer with p95 152-178 ms against 185-248 on one
+    # (benchmarks/quality.py demo, policies, de, fr, alone on a 2-core machine, the same answers). Pool threads
+    # sleep between steps (cpu_session), so concurrent questions don't spin against each other.
+    SHARED_THREADS = 2
 
     def __init__(
         self,
@@ -67,7 +68,7 @@ class Judge:
     @functools.cached_property
     def id(self) -> str:
         digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
-        form = "fragment" if self._max_tokens != MAX_TOKENS else "sentence"
+        form = "fragment" if self._max_tokens != Judge.MAX_TOKENS else "sentence"
         return f"judge:{form}:{digest[:12]}"
 
     def _load(self) -> tuple[object, object]:
@@ -76,7 +77,7 @@ class Judge:
                 from tokenizers import Tokenizer
 
                 if not self._model_path.exists():
-                    raise EmbeddingError(f"The answerability judge {self._model_path} is missing.")
+                    raise JudgeError(f"The answerability judge {self._model_path} is missing.")
                 tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
                 # A long question is cut too: "only_second" raises when the question alone fills the window.
                 tokenizer.enable_truncation(self._max_tokens, strategy="longest_first")
@@ -105,17 +106,17 @@ class Judge:
                 for i, probability in zip(missing, fresh, strict=True):
                     out[i] = probability
                     self._cache[(question, candidates[i])] = float(probability)
-                while len(self._cache) > CACHE_PAIRS:
+                while len(self._cache) > self.CACHE_PAIRS:
                     self._cache.popitem(last=False)
         return out
 
     def _run(self, question: str, candidates: Sequence[str]) -> np.ndarray:
         try:
             return self._infer(question, candidates)
-        except EmbeddingError:
+        except JudgeError:
             raise
         except Exception as exc:  # the tokenizer or the runtime: one sentence, never a traceback to the asker
-            raise EmbeddingError(f"The answerability judge failed ({type(exc).__name__}: {exc}).") from exc
+            raise JudgeError(f"The answerability judge failed ({type(exc).__name__}: {exc}).") from exc
 
     def _infer(self, question: str, candidates: Sequence[str]) -> np.ndarray:
         session, tokenizer = self._load()
@@ -127,8 +128,8 @@ class Judge:
         order = np.argsort(lengths, kind="stable")
         takes = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]  # e5 reads no token types
         logits = np.empty(len(candidates), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chosen = order[start : start + BATCH]
+        for start in range(0, len(order), self.BATCH):
+            chosen = order[start : start + self.BATCH]
             width = max(int(lengths[chosen].max()), 1)
             feed = {
                 "input_ids": ids[chosen, :width],
@@ -150,5 +151,5 @@ def padding_of(tokenizer: object) -> dict[str, object]:
 
 @functools.cache
 def shared() -> Judge:
-    """One judge per process: every pipeline and answerer shares its session, on up to `SHARED_THREADS` cores."""
-    return Judge(threads=max(1, min(SHARED_THREADS, os.cpu_count() or 1)))
+    """One judge per process: every pipeline and answerer shares its session, on up to `Judge.SHARED_THREADS` cores."""
+    return Judge(threads=max(1, min(Judge.SHARED_THREADS, os.cpu_count() or 1)))

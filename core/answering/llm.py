@@ -17,12 +17,12 @@ from typing import Any
 
 import httpx
 
-from core.answering.calculations import MAX_ASSUMPTIONS, MAX_INPUTS
 from core.answering.judge import Judge, candidate_text
+from core.answering.policy import DEFAULT, LIMITS
 from core.common.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
 from core.common.errors import AnswererError
 from core.common.http import HTTPFailure, auth_headers, post_json
-from core.common.settings import DEFAULT_SECOND_OPINION_THRESHOLD
+from core.common.settings import Settings
 from core.common.values import Hit
 
 log = logging.getLogger(__name__)
@@ -53,12 +53,6 @@ conversation, keeping every detail it refers to. Do not answer it. Reply with JS
 
 # Bounds on one reply: a model (or whatever answers at its address) cannot tie a worker up with
 # a huge body or thousands of claims; a real answer is a few kilobytes and a handful of claims.
-MAX_REPLY_BYTES = 1_000_000
-MAX_CLAIMS = 20
-MAX_CALCULATIONS = (
-    5  # more are ignored; each is checked by core.answering.calculations, which caps inputs and assumptions
-)
-DEFAULT_DEADLINE = 45.0
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
@@ -79,7 +73,7 @@ def parse_json_object(content: str) -> dict[str, Any]:
     raise ValueError("no JSON object in the reply")
 
 
-def parse_draft(content: str, max_claims: int = MAX_CLAIMS) -> Draft:
+def parse_draft(content: str, max_claims: int = LIMITS.max_claims) -> Draft:
     """A Draft from the model's reply, its first `max_claims` claims; raises ValueError when it is malformed."""
     data = parse_json_object(content)
     found = data.get("found")
@@ -115,7 +109,7 @@ def _calculation(item: Any) -> Proposal:
     if not isinstance(item, dict) or not isinstance(item.get("expression"), str):
         raise ValueError("a calculation has no expression")
     raw_inputs = item.get("inputs")
-    if not isinstance(raw_inputs, dict) or len(raw_inputs) > MAX_INPUTS + 1:
+    if not isinstance(raw_inputs, dict) or len(raw_inputs) > LIMITS.max_inputs + 1:
         raise ValueError("a calculation's inputs are not a small object")
     inputs: list[tuple[str, FigureInput | StatedInput]] = []
     for key, source in raw_inputs.items():
@@ -130,7 +124,7 @@ def _calculation(item: Any) -> Proposal:
         else:
             raise ValueError(f"the input {key!r} is neither a quoted figure nor a quantity from the question")
     raw_assumptions = item.get("assumptions") or []
-    if not isinstance(raw_assumptions, list) or len(raw_assumptions) > MAX_ASSUMPTIONS + 1:
+    if not isinstance(raw_assumptions, list) or len(raw_assumptions) > LIMITS.max_assumptions + 1:
         raise ValueError("a calculation's assumptions are not a short list")
     assumptions = tuple(
         Assumption(str(a.get("text", "")), str(a.get("reason", "")))
@@ -147,10 +141,12 @@ def parse_calculations(data: dict[str, Any]) -> tuple[Proposal, ...]:
     if not isinstance(raw, list):
         log.warning("the answering model's 'calculations' is not a list; ignored")
         return ()
-    if len(raw) > MAX_CALCULATIONS:
-        log.warning("the answering model proposed more than %d calculations; the rest are ignored", MAX_CALCULATIONS)
+    if len(raw) > LIMITS.max_calculations:
+        log.warning(
+            "the answering model proposed more than %d calculations; the rest are ignored", LIMITS.max_calculations
+        )
     proposals: list[Proposal] = []
-    for item in raw[:MAX_CALCULATIONS]:
+    for item in raw[: LIMITS.max_calculations]:
         try:
             proposals.append(_calculation(item))
         except ValueError as exc:
@@ -172,13 +168,13 @@ class LLMAnswerer:
         base_url: str,
         model: str,
         api_key: str | None = None,
-        timeout: float = 30.0,
+        timeout: float = Settings.llm_timeout,
         base_delay: float = 0.5,
-        deadline: float = DEFAULT_DEADLINE,
-        max_reply_bytes: int = MAX_REPLY_BYTES,
-        max_claims: int = MAX_CLAIMS,
+        deadline: float = Settings.llm_deadline,
+        max_reply_bytes: int = LIMITS.max_reply_bytes,
+        max_claims: int = LIMITS.max_claims,
         judge: Judge | None = None,
-        judge_threshold: float = DEFAULT_SECOND_OPINION_THRESHOLD,
+        judge_threshold: float = DEFAULT.second_opinion_threshold,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         # A second opinion on the model's claims (VERBATIM_LLM_JUDGE=on): a claim whose quote the judge
@@ -291,6 +287,10 @@ class LLMAnswerer:
         if not any(id(c) in accepted for c in claims):
             return Draft(False, model_calls=draft.model_calls)
         return Draft(True, claims, draft.model_calls, draft.calculations)
+
+    def surer(self, threshold: float) -> None:
+        """No second look: the model reads the hits at the floor, and its judge (if any) is a second opinion."""
+        return None
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         """The follow-up as a standalone question; falls back to the question itself."""

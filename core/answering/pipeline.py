@@ -7,56 +7,23 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from core.answering import judge
+from core.answering.answerers import Answerer, make_answerer
 from core.answering.calculations import backing, check_all, shown_only
-from core.answering.extractive import ExtractiveAnswerer
 from core.answering.instructions import speaks_to_assistant
+from core.answering.policy import AnswerPolicy, policy_for, second_look_on
 from core.answering.quotes import verify
 from core.answering.review import date_quotes
-from core.common.answers import Answer, Calculation, Draft, Reason, Statement, Turn, turns_from
+from core.common.answers import Answer, Calculation, Reason, Statement, Turn, turns_from
 from core.common.errors import AnswererError, StoreUnavailable, VerbatimError
 from core.common.language import detect, neighbour_in
-from core.common.settings import DEFAULT_SECOND_OPINION_THRESHOLD, Settings
+from core.common.questions import clean_question
+from core.common.settings import Settings
 from core.common.values import Hit
-from core.retrieval.knowledge import KnowledgeBase, clean_question
-from core.store import RunLogStore, Store
-from core.vectors.embeddings import Embedder
+from core.retrieval.knowledge import KnowledgeBase
+from core.store import RunLogStore, StateStore, Store
 
 log = logging.getLogger(__name__)
-
-
-class Answerer(Protocol):
-    name: str
-
-    def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
-        """The question as it would be asked on its own, and the model calls that took."""
-        ...
-
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
-        """Whether the hits answer the (standalone) question, and the claims that say so."""
-        ...
-
-
-def make_answerer(settings: Settings, embedder: Embedder) -> Answerer:
-    if settings.answerer == "llm":
-        from core.answering.llm import LLMAnswerer
-
-        return LLMAnswerer(
-            settings.llm_base_url,
-            settings.llm_model,
-            settings.llm_api_key or None,
-            settings.llm_timeout,
-            deadline=settings.llm_deadline,
-            judge=judge.shared() if settings.llm_judge else None,
-            judge_threshold=(
-                settings.judge_threshold if "judge_threshold" in settings.chosen else DEFAULT_SECOND_OPINION_THRESHOLD
-            ),
-        )
-    return ExtractiveAnswerer(
-        embedder, settings.found_threshold, judge.shared() if settings.judge else None, settings.judge_threshold
-    )
 
 
 @dataclass(frozen=True)
@@ -167,17 +134,19 @@ class Pipeline:
         knowledge: KnowledgeBase | None = None,
         answerer: Answerer | None = None,
     ) -> None:
+        """Use `Pipeline.open`; `knowledge` and `answerer` are for tests and benchmarks that bring their own."""
         self.knowledge = knowledge or KnowledgeBase(settings)
-        settled = self.knowledge.settings  # the embedder the documents settled, with its floor and threshold
-        settings = replace(
-            settings,
-            embedder=settled.embedder,
-            min_similarity=settled.min_similarity,
-            found_threshold=settled.found_threshold,
-            second_look_floor=settled.second_look_floor,
-        )
-        self.settings = settings
-        self.answerer = answerer or make_answerer(settings, self.knowledge.embedder)
+        # One settings object from here on: the knowledge base's, with the embedder its documents settled, and
+        # the answer policy for that embedder with what the settings override.
+        self.settings = self.knowledge.settings
+        self.policy: AnswerPolicy = policy_for(self.settings)
+        self.answerer = answerer or make_answerer(self.settings, self.policy, self.knowledge.embedder)
+
+    @classmethod
+    def open(cls, settings: Settings) -> Pipeline:
+        """The knowledge base of `settings` (its embedder settled by the documents where left open), and the
+        answerer and policy for it."""
+        return cls(settings)
 
     @property
     def store(self) -> Store:
@@ -212,9 +181,19 @@ class Pipeline:
         documents = [lang for lang in self.knowledge.document_languages() if lang in readable]
         return tuple(dict.fromkeys([*documents, *readable]))
 
-    def _main_language(self) -> str:
-        """What a question too short to tell its language is answered in: the language most documents are in."""
+    def main_language(self) -> str:
+        """What a question too short to tell its language is answered in, and help texts speak: the language
+        most documents are in ("" when no document tells)."""
         return next(iter(self.knowledge.document_languages()), "")
+
+    @property
+    def state(self) -> StateStore:
+        """What the surfaces keep between requests and share between replicas (events seen, rate slots, links)."""
+        return self.knowledge.store.state
+
+    def titles(self, scope: frozenset[str]) -> list[str]:
+        """The titles of the documents `scope` may read, for help texts that name no one product."""
+        return self.knowledge.titles(scope)
 
     def answer(
         self,
@@ -242,7 +221,7 @@ class Pipeline:
             if language and (readable := self._readable_instead(language)):
                 # "a que hora abren los sabados" reads as Portuguese: on Spanish documents it is Spanish.
                 language = neighbour_in(language, self._document_languages_first(readable)) or language
-            reply = language or self._main_language()
+            reply = language or self.main_language()
             if language and (readable := self._readable_instead(language)):
                 # "Not covered" would be false: the documents may well cover it, in a language we can read.
                 verdict = Verdict("language", language=language, languages=readable)
@@ -282,33 +261,33 @@ class Pipeline:
 
         One retrieval serves both looks: down to the second look's floor when it is on, and the floor's own hits
         are the best of those (the search takes hits in order of score)."""
-        retrieval = self.knowledge.retrieve(question, scope, self._second_look_floor())
+        surer = self.answerer.surer(self.policy.second_look_threshold) if second_look_on(self.policy) else None
+        floor = self.policy.min_similarity
+        retrieval = self.knowledge.retrieve(question, scope, self.policy.second_look_floor if surer else floor)
         timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
-        floor = self.knowledge.settings.min_similarity
         hits = [hit for hit in retrieval.hits if hit.score >= floor]
         verdict = decide(self.answerer, question, hits, timings, said=said)
-        if verdict.reason in ("no_match", "not_found") and len(retrieval.hits) > len(hits):
-            return self._second_look(question, verdict, hits, retrieval.hits, timings, said)
+        if surer and verdict.reason in ("no_match", "not_found") and len(retrieval.hits) > len(hits):
+            return self._second_look(surer, question, verdict, hits, retrieval.hits, timings, said)
         return verdict, hits
 
-    def _second_look_floor(self) -> float | None:
-        """How far down the second look retrieves; None when it is off (no judge, or a floor not below the floor)."""
-        settings = self.knowledge.settings
-        judged = isinstance(self.answerer, ExtractiveAnswerer) and self.answerer.judge is not None
-        return settings.second_look_floor if judged and settings.second_look_floor < settings.min_similarity else None
-
     def _second_look(
-        self, question: str, refused: Verdict, hits: list[Hit], wider: list[Hit], timings: dict[str, float], said: str
+        self,
+        surer: Answerer,
+        question: str,
+        refused: Verdict,
+        hits: list[Hit],
+        wider: list[Hit],
+        timings: dict[str, float],
+        said: str,
     ) -> tuple[Verdict, list[Hit]]:
         """A refused question looked at again with the hits below the floor, where the judge must be surer: "how
         much is the care kit oil?" is answered by a care guide's sentence in a fragment only 0.397 similar to it as
         a whole, and "do you treat horses" by "Horses and farm animals are not treated" at 0.327. The refusal
         stands unless the surer answerer answers from the wider hits."""
-        assert isinstance(self.answerer, ExtractiveAnswerer)
-        surer = self.answerer.surer(self.knowledge.settings.second_look_threshold)
         mark = time.perf_counter()
         try:
-            second = decide(surer, question, wider, said=said) if surer is not None else refused
+            second = decide(surer, question, wider, said=said)
         except StoreUnavailable:
             raise
         except VerbatimError as exc:  # an honest refusal is not turned into an error by a look it didn't need

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from core.answering.figures import LOWER_WORDS, Reading, bounds, prepare, read_figures
+from core.answering.policy import DEFAULT
 from core.common.answers import Assumption, Claim, FigureInput, Proposal, StatedInput
 from core.common.text import key_terms
 from core.common.values import Hit
@@ -32,8 +33,6 @@ ASKING = frozenset(
         " less away live far buy order make add including plus incl would amount sum extra fee fees rate",
     )
 )
-CANDIDATES = 4  # how far down a part's ranking a priced sentence may be found
-CANDIDATE_MARGIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -195,8 +194,8 @@ def _price_terms(
         quantities = [r for r in read_figures(part) if r.unit.is_quantity]
         topic = _topic(part, asked)
         fitting: list[tuple[int, _Term]] = []
-        for value, number, sentence in ranking[:CANDIDATES]:
-            if value < ranking[0][0] - CANDIDATE_MARGIN:
+        for value, number, sentence in ranking[: DEFAULT.priced_candidates]:
+            if value < ranking[0][0] - DEFAULT.candidate_margin:
                 break
             # Every word naming the item must be where its price is: no price of oak for "laminate".
             if _covers(hits[number - 1], topic) and (term := _priced(number, sentence, quantities)):

@@ -15,11 +15,10 @@ import re
 from collections.abc import Sequence
 
 from core.answering.figures import unquoted
+from core.answering.policy import LIMITS
 from core.common.answers import Claim, Quote, Statement
 from core.common.values import Hit
 
-MIN_QUOTE = 8
-MAX_QUOTE = 1200
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
 _DOUBLE_QUOTES = "\u201c\u201d\u201e\u00ab\u00bb\u2033\u201f"
 _SINGLE_QUOTES = "\u2018\u2019\u201a\u2032\u201b\u2039\u203a"
@@ -61,7 +60,7 @@ def locate(quote: str, source: str, ignore_spaces: bool = False) -> str | None:
     With `ignore_spaces` (paged documents), whitespace on either side does not count.
     """
     needle = normalise(_BULLET.sub("", quote))
-    if not MIN_QUOTE <= len(needle) <= MAX_QUOTE:
+    if not LIMITS.min_quote <= len(needle) <= LIMITS.max_quote:
         return None
     haystack, where = _normalise_with_map(source)
     if ignore_spaces:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core.answering.figures import Reading, Unit, bounds, prepare, read_figures
+from core.answering.policy import DEFAULT
 
 # A count's noun ("14 radiators", "up to 3 gas appliances"): a word of letters right after a bare number.
 _NOUN = re.compile(r"\s*([^\W\d_]{3,})")
@@ -18,8 +19,6 @@ _NOT_COUNTED = frozenset(
     {"and", "or", "to", "the", "per", "for", "from", "und", "oder", "bis", "pro", "les", "des", "et", "ou", "au"}
     | {"por", "hasta"}
 )
-# A count's noun is told by its first letters, so its plural is the same count ("radiator", "radiators").
-COUNT_STEM = 5
 
 
 def counted(text: str, readings: Sequence[Reading] | None = None) -> list[Reading]:
@@ -34,7 +33,7 @@ def counted(text: str, readings: Sequence[Reading] | None = None) -> list[Readin
             continue
         word = noun[1].lower()
         if word not in _NOT_COUNTED:
-            found.append(replace(reading, unit=Unit(measure="#" + word[:COUNT_STEM])))
+            found.append(replace(reading, unit=Unit(measure="#" + word[: DEFAULT.count_stem])))
     return found
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.answering.policy import DEFAULT
 from core.answering.proposals import named
 from core.common.answers import Claim
 from core.common.blocks import Block, strip_marker
@@ -23,14 +24,6 @@ from core.common.text import key_terms
 from core.common.values import Hit, fragment_blocks
 from core.vectors.embeddings import Embedder, normalise
 
-# How close a word must be to one of a table's keys to be taken for a key of that kind, by the embedder's id: single
-# words of the same kind (salesperson and developer, Italy and Spain, cherry and walnut) score 0.40 to 0.75 with the
-# embedded MiniLM, a question's other words (offer, get, memory, night) 0.12 to 0.27. Measured for it alone: e5's
-# cosines sit higher for every pair of words, and at 0.35 it refused Spanish and German rows that were asked for
-# (benchmarks/quality.py, valid-es 53.5 % -> 50.0 % correct), so no other embedder makes this call.
-KEY_KIND = {"local:all-MiniLM-L6-v2": 0.35}
-# A list item's name is a few words ("Quarter-turn oak staircase"); a longer text before its colon is a sentence.
-MAX_KEY_WORDS = 5
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -45,7 +38,7 @@ def item_key(item: str) -> str | None:
     """The name a list item is about when it gives a value by name ("Oak bench, 160 cm: 690 EUR." -> "Oak bench")."""
     name, sep, value = item.partition(": ")
     name = strip_marker(name).split(",", 1)[0].strip()
-    return name if sep and value.strip() and name and len(_WORD.findall(name)) <= MAX_KEY_WORDS else None
+    return name if sep and value.strip() and name and len(_WORD.findall(name)) <= DEFAULT.max_key_words else None
 
 
 def _key(block: Block) -> tuple[str, str, bool] | None:
@@ -82,9 +75,11 @@ def _names(question: str, key: str, item: bool) -> bool:
     return 2 * len(said) >= len(terms) if item else bool(said)
 
 
-def another_row(question: str, claims: Sequence[Claim], hits: Sequence[Hit], embedder: Embedder) -> bool:
-    """Whether every claim is a table row and the question asks about a row none of those tables has."""
-    kind = next((v for prefix, v in KEY_KIND.items() if embedder.id.startswith(prefix)), None)
+def another_row(
+    question: str, claims: Sequence[Claim], hits: Sequence[Hit], embedder: Embedder, kind: float | None
+) -> bool:
+    """Whether every claim is a table row and the question asks about a row none of those tables has; `kind` is
+    how close a word must be to a key to be of its kind (the policy's `row_key_kind`; None: not asked)."""
     if kind is None or not claims or not all(_is_row(c, hits) for c in claims):
         return False
     keys = _keys(hits, claims)

@@ -72,6 +72,10 @@ class EmbeddingError(VerbatimError):
     """Raised when the embedding model can't produce vectors."""
 
 
+class JudgeError(VerbatimError):
+    """Raised when the answerability judge can't rate a question's candidates (its model missing or failing)."""
+
+
 class AnswererError(VerbatimError):
     """Raised when the answering model fails or its reply can't be used."""
 

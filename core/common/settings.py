@@ -6,39 +6,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import overload
 
 from core.common.errors import ConfigError
 from core.common.language import NAMES as LANGUAGE_NAMES
 
-# Both derived on the demo gold set with `verbatim calibrate` (see README, "Measuring answer quality").
-DEFAULT_MIN_SIMILARITY = 0.40
-DEFAULT_FOUND_THRESHOLD = 0.50
-# The answerability judge's probability below which no candidate answers, so the answer is refused: one default
-# for every knowledge base and language, chosen on the training businesses' validation split
-# (core/data/judge/MODEL_CARD.md, "The operating point").
-DEFAULT_JUDGE_THRESHOLD = 0.6
-# The judge as a second opinion on the LLM answerer's claims drops a claim it rates under this unless
-# VERBATIM_JUDGE_THRESHOLD is set: the model already said the fragments answer, and 0.25 is the bar that mode was
-# measured at (benchmarks/llm_answerer.py --llm-judge, with the MiniLM judge; not measured again since).
-DEFAULT_SECOND_OPINION_THRESHOLD = 0.25
-# The multilingual embedder's cosines sit higher and closer together than MiniLM's, so its floor and
-# found-threshold are its own. Used when VERBATIM_EMBEDDER=multilingual and the variable itself is unset. The floor
-# was calibrated on the three English gold sets (README, "The multilingual embedder"); the found-threshold came down
-# from 0.96 once the judge read German, French and Spanish (similarity proposes, the judge vetoes).
-MULTILINGUAL_MIN_SIMILARITY = 0.86
-MULTILINGUAL_FOUND_THRESHOLD = 0.90
-# A question refused at the floor gets a second look at this lower floor, where the judge must be surer
-# (DEFAULT_SECOND_LOOK_THRESHOLD): weaker retrieval needs a stronger verdict. Chosen with
-# benchmarks/judge_sweep.py --second-floor/--second-threshold (core/data/judge/MODEL_CARD.md).
-DEFAULT_SECOND_LOOK_FLOOR = 0.25
-DEFAULT_SECOND_LOOK_THRESHOLD = 0.8
-# The multilingual embedder's own second-look floor, on its cosines' scale: on its validation businesses it took
-# German from 45.4 % to 63.0 % correct (refusals 87.9 % -> 81.9 %) with the judge at 0.6.
-MULTILINGUAL_SECOND_LOOK_FLOOR = 0.80
-# A second-look floor no hit is found below: the second look is off. It is for a remote embedder unless
-# VERBATIM_SECOND_LOOK_FLOOR is set: no floor was measured on its cosines.
-SECOND_LOOK_OFF = 1.0
 EMBEDDERS = ("local", "remote", "multilingual")
+ANSWERERS = ("extractive", "llm")
+# One megabyte, as VERBATIM_MAX_DOCUMENT_MB counts it.
+MB = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -51,14 +27,15 @@ class Settings:
     embedding_base_url: str = ""
     embedding_model: str = ""
     embedding_api_key: str = ""
-    min_similarity: float = DEFAULT_MIN_SIMILARITY
-    found_threshold: float = DEFAULT_FOUND_THRESHOLD
+    # Overrides of the answer policy's thresholds (core.answering.policy); None: the policy's own for the embedder.
+    min_similarity: float | None = None
+    found_threshold: float | None = None
     judge: bool = True  # the extractive answerer asks the answerability judge; False: similarity alone, as before
-    judge_threshold: float = DEFAULT_JUDGE_THRESHOLD
+    judge_threshold: float | None = None
     # The second look at a lower floor for a refused question (extractive answerer with the judge only); a floor
-    # at or above min_similarity turns it off (SECOND_LOOK_OFF).
-    second_look_floor: float = DEFAULT_SECOND_LOOK_FLOOR
-    second_look_threshold: float = DEFAULT_SECOND_LOOK_THRESHOLD
+    # at or above the similarity floor turns it off.
+    second_look_floor: float | None = None
+    second_look_threshold: float | None = None
     llm_judge: bool = False  # the judge as a second opinion on the LLM answerer's claims
     answerer: str = "extractive"
     llm_base_url: str = ""
@@ -75,21 +52,18 @@ class Settings:
     review_days: int = 0  # documents without their own `review_every` are due this many days after as_of; 0: never
     database_url: str = ""  # postgresql://… puts the store in PostgreSQL, shared by replicas; "": SQLite in data_dir
     database_wait: float = 30.0  # seconds a PostgreSQL server that can't be reached at start-up is tried again
-    # Which of embedder, the floors and found_threshold were set (VERBATIM_EMBEDDER, …): what is unset may be
-    # settled by the documents (core.retrieval.choosing: the multilingual embedder for documents not in English).
-    chosen: frozenset[str] = frozenset()
+    # True when VERBATIM_EMBEDDER was set: unset, the documents settle it (core.retrieval.choosing: the
+    # multilingual embedder for documents not in English).
+    embedder_set: bool = False
+
+    @property
+    def max_document_bytes(self) -> int:
+        """VERBATIM_MAX_DOCUMENT_MB in bytes: the one conversion, for the sync and the language sample alike."""
+        return int(self.max_document_mb * MB)
 
     def with_multilingual(self) -> Settings:
-        """These settings with the multilingual embedder, and its own floor and found-threshold where unset."""
-        return replace(
-            self,
-            embedder="multilingual",
-            min_similarity=self.min_similarity if "min_similarity" in self.chosen else MULTILINGUAL_MIN_SIMILARITY,
-            found_threshold=self.found_threshold if "found_threshold" in self.chosen else MULTILINGUAL_FOUND_THRESHOLD,
-            second_look_floor=(
-                self.second_look_floor if "second_look_floor" in self.chosen else MULTILINGUAL_SECOND_LOOK_FLOOR
-            ),
-        )
+        """These settings with the multilingual embedder (its thresholds are the answer policy's own for it)."""
+        return replace(self, embedder="multilingual")
 
     def with_paths(self, knowledge: str | Path | None = None, data: str | Path | None = None) -> Settings:
         """A copy with command-line folders taking precedence over the environment."""
@@ -124,7 +98,11 @@ class _Environment:
     def text(self, name: str, default: str = "") -> str:
         return self.env.get(name, default).strip()
 
-    def number(self, name: str, default: float, low: float, high: float) -> float:
+    @overload
+    def number(self, name: str, default: float, low: float, high: float) -> float: ...
+    @overload
+    def number(self, name: str, default: None, low: float, high: float) -> float | None: ...
+    def number(self, name: str, default: float | None, low: float, high: float) -> float | None:
         raw = self.text(name)
         if not raw:
             return default
@@ -164,53 +142,40 @@ class _Environment:
 
 
 def from_env(env: Mapping[str, str] | None = None) -> Settings:
-    """Settings from environment variables; a malformed value or combination raises ConfigError in one sentence."""
+    """Settings from environment variables; a malformed value or combination raises ConfigError in one sentence.
+
+    An unset variable leaves the dataclass's default (an unset threshold: the answer policy's own)."""
     read = _Environment(os.environ if env is None else env)
-    embedder = read.choice("VERBATIM_EMBEDDER", "local", EMBEDDERS)
-    multilingual = embedder == "multilingual"
-    floor = MULTILINGUAL_MIN_SIMILARITY if multilingual else DEFAULT_MIN_SIMILARITY
-    found = MULTILINGUAL_FOUND_THRESHOLD if multilingual else DEFAULT_FOUND_THRESHOLD
-    second_floor = {"local": DEFAULT_SECOND_LOOK_FLOOR, "multilingual": MULTILINGUAL_SECOND_LOOK_FLOOR}.get(
-        embedder, SECOND_LOOK_OFF
-    )
+    default = Settings()
+    embedder = read.choice("VERBATIM_EMBEDDER", default.embedder, EMBEDDERS)
     settings = Settings(
-        knowledge_dir=Path(read.text("VERBATIM_KNOWLEDGE_DIR", "knowledge") or "knowledge"),
-        data_dir=Path(read.text("VERBATIM_DATA_DIR", "var") or "var"),
+        knowledge_dir=Path(read.text("VERBATIM_KNOWLEDGE_DIR") or default.knowledge_dir),
+        data_dir=Path(read.text("VERBATIM_DATA_DIR") or default.data_dir),
         embedder=embedder,
         embedding_base_url=read.text("VERBATIM_EMBEDDING_BASE_URL"),
         embedding_model=read.text("VERBATIM_EMBEDDING_MODEL"),
         embedding_api_key=read.text("VERBATIM_EMBEDDING_API_KEY"),
-        min_similarity=read.number("VERBATIM_MIN_SIMILARITY", floor, -1.0, 1.0),
-        found_threshold=read.number("VERBATIM_FOUND_THRESHOLD", found, -1.0, 3.0),
-        judge=read.switch("VERBATIM_JUDGE", True),
-        judge_threshold=read.number("VERBATIM_JUDGE_THRESHOLD", DEFAULT_JUDGE_THRESHOLD, 0.0, 1.0),
-        second_look_floor=read.number("VERBATIM_SECOND_LOOK_FLOOR", second_floor, -1.0, 1.0),
-        second_look_threshold=read.number("VERBATIM_SECOND_LOOK_THRESHOLD", DEFAULT_SECOND_LOOK_THRESHOLD, 0.0, 1.0),
-        llm_judge=read.switch("VERBATIM_LLM_JUDGE", False),
-        answerer=read.choice("VERBATIM_ANSWERER", "extractive", ("extractive", "llm")),
+        min_similarity=read.number("VERBATIM_MIN_SIMILARITY", None, -1.0, 1.0),
+        found_threshold=read.number("VERBATIM_FOUND_THRESHOLD", None, -1.0, 3.0),
+        judge=read.switch("VERBATIM_JUDGE", default.judge),
+        judge_threshold=read.number("VERBATIM_JUDGE_THRESHOLD", None, 0.0, 1.0),
+        second_look_floor=read.number("VERBATIM_SECOND_LOOK_FLOOR", None, -1.0, 1.0),
+        second_look_threshold=read.number("VERBATIM_SECOND_LOOK_THRESHOLD", None, 0.0, 1.0),
+        llm_judge=read.switch("VERBATIM_LLM_JUDGE", default.llm_judge),
+        answerer=read.choice("VERBATIM_ANSWERER", default.answerer, ANSWERERS),
         llm_base_url=read.text("VERBATIM_LLM_BASE_URL"),
         llm_model=read.text("VERBATIM_LLM_MODEL"),
         llm_api_key=read.text("VERBATIM_LLM_API_KEY"),
-        llm_timeout=read.number("VERBATIM_LLM_TIMEOUT", 30.0, 1.0, 600.0),
-        llm_deadline=read.number("VERBATIM_LLM_DEADLINE", 45.0, 1.0, 3600.0),
-        resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", 60.0, 0.0, 86400.0),
+        llm_timeout=read.number("VERBATIM_LLM_TIMEOUT", default.llm_timeout, 1.0, 600.0),
+        llm_deadline=read.number("VERBATIM_LLM_DEADLINE", default.llm_deadline, 1.0, 3600.0),
+        resync_seconds=read.number("VERBATIM_RESYNC_SECONDS", default.resync_seconds, 0.0, 86400.0),
         question_languages=read.languages("VERBATIM_QUESTION_LANGUAGES", "any" if embedder == "remote" else "en"),
         question_languages_set=bool(read.text("VERBATIM_QUESTION_LANGUAGES")),
-        chosen=frozenset(
-            field
-            for field, name in (
-                ("embedder", "VERBATIM_EMBEDDER"),
-                ("min_similarity", "VERBATIM_MIN_SIMILARITY"),
-                ("found_threshold", "VERBATIM_FOUND_THRESHOLD"),
-                ("second_look_floor", "VERBATIM_SECOND_LOOK_FLOOR"),
-                ("judge_threshold", "VERBATIM_JUDGE_THRESHOLD"),
-            )
-            if read.text(name)
-        ),
-        max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", 10.0, 0.001, 10_000.0),
-        review_days=read.days("VERBATIM_REVIEW_DAYS", 0, 0, 36_500),
+        embedder_set=bool(read.text("VERBATIM_EMBEDDER")),
+        max_document_mb=read.number("VERBATIM_MAX_DOCUMENT_MB", default.max_document_mb, 0.001, 10_000.0),
+        review_days=read.days("VERBATIM_REVIEW_DAYS", default.review_days, 0, 36_500),
         database_url=read.text("VERBATIM_DATABASE_URL"),
-        database_wait=read.number("VERBATIM_DATABASE_WAIT", 30.0, 0.0, 3600.0),
+        database_wait=read.number("VERBATIM_DATABASE_WAIT", default.database_wait, 0.0, 3600.0),
     )
     _check_combinations(settings)
     return settings

@@ -17,11 +17,13 @@ import numpy as np
 from core.answering import judge as judge_module
 from core.answering.extractive import ExtractiveAnswerer
 from core.answering.pipeline import Pipeline, build_answer, decide
+from core.answering.policy import policy_for
 from core.answering.quotes import locate
 from core.common.answers import Answer, Turn, answer_as_turn
 from core.common.errors import VerbatimError
+from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.vectors.embeddings import Embedder
 
 
@@ -320,17 +322,16 @@ def calibration_grid(
         kb = KnowledgeBase(replace(settings, data_dir=Path(tmp)))
         kb.sync()
         # With the judge on (the default), the second axis is its threshold; off, the similarity found-threshold.
-        answerer = ExtractiveAnswerer(
-            kb.embedder, kb.settings.found_threshold, judge_module.shared() if settings.judge else None
-        )
+        policy = policy_for(kb.settings)
+        answerer = ExtractiveAnswerer(kb.embedder, judge_module.shared() if settings.judge else None, policy)
         # Lowering the floor only appends lower-scored hits, so one wide retrieval serves every floor.
         wide = [kb.retrieve(q.question, SCOPES[q.audience], floor=-1.0).hits for q in questions]
         for floor in floors:
             for threshold in thresholds:
                 if settings.judge:
-                    answerer.judge_threshold = threshold
+                    answerer.policy = replace(policy, judge_threshold=threshold)
                 else:
-                    answerer.found_threshold = threshold
+                    answerer.policy = replace(policy, found_threshold=threshold)
                 report = Report()
                 for gold, hits in zip(questions, wide, strict=True):
                     kept = [h for h in hits if h.score >= floor]

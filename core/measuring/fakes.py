@@ -47,6 +47,9 @@ class ScriptedAnswerer:
         self.draft = draft
         self.calls = 0
 
+    def surer(self, threshold: float) -> None:
+        return None
+
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return question, 0
 

@@ -22,10 +22,11 @@ from core.answering.pipeline import Pipeline
 from core.answering.quotes import locate, verify
 from core.common.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
 from core.common.errors import AnswererError, VerbatimError
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.common.values import Hit
 from core.measuring.fakes import ScriptedAnswerer, WordEmbedder
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE, open_store
 
 PRICES = """---
@@ -78,7 +79,7 @@ class Bench:
         return Pipeline(self.settings, self.knowledge, answerer), answerer
 
     def hits(self, question: str, scope: str = "public") -> list[Hit]:
-        return self.knowledge.retrieve(question, SCOPES[scope]).hits
+        return self.knowledge.retrieve(question, SCOPES[scope], floor=0.3).hits
 
 
 OAK = "Oak fronts cost 185 EUR per m²."

@@ -37,7 +37,7 @@ def settled(settings: Settings, store: Store) -> Settings:
     nothing is embedded twice. Only a new index is settled by its documents: the multilingual embedder when
     the documents not in English outnumber the English ones and its engine loads here, else MiniLM.
     """
-    if "embedder" in settings.chosen or settings.embedder != "local":
+    if settings.embedder_set or settings.embedder != "local":
         return settings
     try:
         built_with = store.index.embedder_id()
@@ -64,7 +64,7 @@ def suggestion(settings: Settings, store: Store) -> str:
 def folder_advice(settings: Settings) -> str:
     """The same sentence from a sample of the folder's documents, opening no store (`verbatim doctor`): said
     when VERBATIM_EMBEDDER=local is set, or when it is unset and the multilingual engine is not installed."""
-    if settings.embedder != "local" or ("embedder" not in settings.chosen and _installed()):
+    if settings.embedder != "local" or (not settings.embedder_set and _installed()):
         return ""  # unset, a new index of documents not in English is embedded with the multilingual model
     return _advice(settings, dict(_sampled(settings)))
 
@@ -74,7 +74,7 @@ def _advice(settings: Settings, counts: dict[str, int]) -> str:
     if foreign <= counts.get("en", 0):
         return ""
     listed = ", ".join(f"{LANGUAGE_NAMES.get(code, code)} {n}" for code, n in Counter(counts).most_common())
-    if "embedder" in settings.chosen:
+    if settings.embedder_set:
         why = "VERBATIM_EMBEDDER=local embeds them with MiniLM, which reads English"
     else:
         why = "they are embedded with MiniLM, which reads English"
@@ -127,7 +127,7 @@ def _sampled(settings: Settings) -> Counter[str]:
         files = list_folder(folder).files
     except VerbatimError:
         return found
-    limit = int(settings.max_document_mb * 1e6)  # as a sync reads it (core.retrieval.indexer)
+    limit = settings.max_document_bytes
     for path in files[:: max(1, len(files) // SAMPLE)][:SAMPLE]:  # spread over the folder, not its first names
         try:  # through the folder's guard, as a sync reads: no link out of the folder, no secrets, the size limit
             found[parse_document(path.relative_to(folder).as_posix(), read_file(folder, path, limit)).language] += 1

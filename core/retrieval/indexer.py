@@ -1,6 +1,6 @@
 """Keeping a store's index in line with the knowledge folder: sync, resync, one indexer, the approximate index.
 
-The searches it serves are `core.retrieval.knowledge`'s (`LoadedSearch`); this module only writes the index
+The searches it serves are `core.retrieval.loading`'s (`LoadedSearch`); this module only writes the index
 and tells the loaded search when there is a new generation to load. A resync runs in a thread of its own,
 beside the questions, which are answered from the generation in use until each document's new version is
 swapped in (SQLite's WAL: readers never wait for the writer). One that fails is tried again later and later
@@ -14,18 +14,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from core.common.errors import VerbatimError
 from core.common.settings import Settings
 from core.ingest import Progress, SyncReport, sync
-from core.retrieval.search import Searcher
+from core.retrieval.loading import LoadedSearch, side_file
 from core.store import IndexStore
 from core.vectors import approximate
 from core.vectors.embeddings import Embedder
-
-if TYPE_CHECKING:
-    from core.retrieval.knowledge import LoadedSearch
 
 log = logging.getLogger("core.retrieval.knowledge")
 
@@ -39,14 +35,6 @@ STOP_WAIT_SECONDS = 10.0  # closing waits this long for a resync to stop at its 
 
 class ResyncStopped(Exception):
     """Raised inside a resync when the knowledge base closes: the sync drops what it staged and ends."""
-
-
-def side_file(index: IndexStore, searcher: Searcher) -> Path | None:
-    """The approximate index's file when the corpus is big enough for one and the store keeps one (SQLite)."""
-    path = index.approximate_path
-    if path is None or len(searcher.corpus.ids) < approximate.APPROXIMATE_ROWS:
-        return None
-    return path
 
 
 class Indexer:
@@ -184,7 +172,7 @@ class Indexer:
             try:
                 with self.loaded.holding(self.index.recover):
                     # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
-                    limit = int(self.settings.max_document_mb * 1e6)
+                    limit = self.settings.max_document_bytes
                     report = sync(Path(self.settings.knowledge_dir), self.index, self.model, progress, limit, replace)
             except VerbatimError as exc:
                 self._note(str(exc))

@@ -6,8 +6,9 @@ import json
 import pytest
 
 from bot.cli import main
+from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from tests.conftest import DEMO_KB
 
 QUESTIONS = [

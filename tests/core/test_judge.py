@@ -1,30 +1,27 @@
 """The answerability judge (core/answering/judge.py) and how the extractive answerer uses it."""
 
 import hashlib
+import importlib.util
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from core.answering.extractive import JUDGED, ExtractiveAnswerer
+from core.answering.answerers import make_answerer
+from core.answering.extractive import ExtractiveAnswerer
 from core.answering.figures import read_figures
 from core.answering.follow_ups import resolve_follow_up
 from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
 from core.answering.llm import LLMAnswerer
-from core.answering.pipeline import Pipeline, make_answerer
+from core.answering.pipeline import Pipeline
+from core.answering.policy import DEFAULT, MULTILINGUAL, REMOTE, policy_for, second_look_on
 from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.common.answers import Turn
-from core.common.errors import ConfigError, VerbatimError
-from core.common.settings import (
-    DEFAULT_JUDGE_THRESHOLD,
-    DEFAULT_SECOND_LOOK_FLOOR,
-    DEFAULT_SECOND_OPINION_THRESHOLD,
-    MULTILINGUAL_SECOND_LOOK_FLOOR,
-    SECOND_LOOK_OFF,
-    Settings,
-    from_env,
-)
+from core.common.errors import ConfigError, JudgeError, VerbatimError
+from core.common.settings import Settings, from_env
+from tests.conftest import REPO
 from tests.core.conftest import PUBLIC, quotes_of
 from tests.fakes import quoting
 
@@ -107,7 +104,7 @@ def test_the_judge_rates_an_answer_above_text_on_another_topic():
     out_of_domain = judge.score(
         "What is the capital of France?", [candidate_text("Price list", ("Worktops",), "Oak: 310 EUR.")]
     )
-    assert out_of_domain[0] < DEFAULT_JUDGE_THRESHOLD
+    assert out_of_domain[0] < DEFAULT.judge_threshold
 
 
 class StubJudge:
@@ -124,16 +121,18 @@ class StubJudge:
 
 def _answerer(knowledge, probability):
     judge = StubJudge(probability)
-    return ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25), judge
+    return ExtractiveAnswerer(knowledge.embedder, judge=judge, policy=replace(DEFAULT, judge_threshold=0.25)), judge
 
 
 def test_the_judge_vetoes_what_similarity_would_have_quoted(knowledge):
-    hits = knowledge.retrieve("How much is a walnut worktop?", PUBLIC).hits
+    hits = knowledge.retrieve(
+        "How much is a walnut worktop?", PUBLIC, policy_for(knowledge.settings).min_similarity
+    ).hits
     accepting, judge = _answerer(knowledge, 0.9)
     assert accepting.answer("How much is a walnut worktop?", hits).found
     # It read the best candidates by similarity, each under its document and section.
     question, candidates = judge.asked[0]
-    assert question == "How much is a walnut worktop?" and 0 < len(candidates) <= JUDGED
+    assert question == "How much is a walnut worktop?" and 0 < len(candidates) <= DEFAULT.judged
     assert all(" › " in c for c in candidates)
     vetoing, _ = _answerer(knowledge, 0.1)
     assert not vetoing.answer("How much is a walnut worktop?", hits).found
@@ -141,7 +140,7 @@ def test_the_judge_vetoes_what_similarity_would_have_quoted(knowledge):
 
 def test_a_checked_calculation_is_not_vetoed(knowledge):
     question = "How much is 3 m of oak worktop with delivery 30 km away?"
-    hits = knowledge.retrieve(question, PUBLIC).hits
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
     draft = _answerer(knowledge, 0.0)[0].answer(question, hits)
     assert draft.found and draft.calculations
 
@@ -163,9 +162,9 @@ class PartJudge(StubJudge):
 
 def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
     question = "can I have glass in a front and what does it cost"
-    hits = knowledge.retrieve(question, PUBLIC).hits
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
     judge = PartJudge("what does it cost")
-    answerer = ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25)
+    answerer = _sweep_answerer()(knowledge.embedder, judge, replace(DEFAULT, judge_threshold=0.25))
     draft = answerer.answer(question, hits)
     # The whole was rated 0.05, but one part is answered: the question is, and the part's best quote is shown.
     assert {q for q, _ in judge.asked} == {question, "can I have glass in a front", "what does it cost"}
@@ -180,7 +179,9 @@ def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
     # Judged as a whole only, the same question is refused; and no part accepted refuses it too.
     answerer.judge_parts = False
     assert not answerer.answer(question, hits).found
-    nobody = ExtractiveAnswerer(knowledge.embedder, judge=PartJudge("something else"), judge_threshold=0.25)
+    nobody = ExtractiveAnswerer(
+        knowledge.embedder, judge=PartJudge("something else"), policy=replace(DEFAULT, judge_threshold=0.25)
+    )
     assert not nobody.answer(question, hits).found
 
 
@@ -210,17 +211,23 @@ def test_the_judge_s_sure_pick_is_shown_after_similarity_s_first_or_before_it_wh
     knowledge, others, place
 ):
     question = "How much is a walnut worktop?"
-    hits = knowledge.retrieve(question, PUBLIC).hits
-    plain = ExtractiveAnswerer(knowledge.embedder, judge=StubJudge(others), judge_threshold=0.25).answer(question, hits)
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
+    plain = ExtractiveAnswerer(
+        knowledge.embedder, judge=StubJudge(others), policy=replace(DEFAULT, judge_threshold=0.25)
+    ).answer(question, hits)
     judge = SurePick(others)
-    draft = ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25).answer(question, hits)
+    draft = ExtractiveAnswerer(knowledge.embedder, judge=judge, policy=replace(DEFAULT, judge_threshold=0.25)).answer(
+        question, hits
+    )
     pick = judge.asked[0][1][-1]
     assert pick not in _shown(hits, plain)[:2]
     shown = _shown(hits, draft)
     # Similarity's first rated 0.9 stays first and the pick (0.95) comes second; rated 0.6, the pick goes first.
     assert shown[place] == pick and shown[1 - place] == _shown(hits, plain)[0]
     # A best candidate the judge is not sure of (0.8) is not added.
-    unsure = ExtractiveAnswerer(knowledge.embedder, judge=SurePick(0.6, 0.8), judge_threshold=0.25)
+    unsure = ExtractiveAnswerer(
+        knowledge.embedder, judge=SurePick(0.6, 0.8), policy=replace(DEFAULT, judge_threshold=0.25)
+    )
     assert _shown(hits, unsure.answer(question, hits)) == _shown(hits, plain)
 
 
@@ -228,7 +235,11 @@ def _second_look(settings, knowledge, probability, second_floor):
     # A floor no hit reaches, so every question is refused at first and only the second look can answer.
     knowledge.settings = replace(knowledge.settings, min_similarity=0.95, second_look_floor=second_floor)
     judge = StubJudge(probability)
-    return Pipeline(settings, knowledge, ExtractiveAnswerer(knowledge.embedder, judge=judge, judge_threshold=0.25))
+    return Pipeline(
+        settings,
+        knowledge,
+        ExtractiveAnswerer(knowledge.embedder, judge=judge, policy=replace(DEFAULT, judge_threshold=0.25)),
+    )
 
 
 def test_a_refused_question_gets_a_second_look_below_the_floor_where_the_judge_must_be_surer(settings, knowledge):
@@ -273,37 +284,46 @@ def test_the_second_look_vetoes_a_calculation_the_judge_is_not_sure_of(settings,
 
 
 def test_the_second_look_has_each_embedders_own_floor_and_is_off_for_a_remote_one():
-    assert from_env({}).second_look_floor == DEFAULT_SECOND_LOOK_FLOOR
+    assert policy_for(from_env({})).second_look_floor == DEFAULT.second_look_floor == 0.25
     # The multilingual embedder's cosines sit on another scale: its own floor, since the judge reads its languages.
-    assert from_env({"VERBATIM_EMBEDDER": "multilingual"}).second_look_floor == MULTILINGUAL_SECOND_LOOK_FLOOR
-    assert Settings().with_multilingual().second_look_floor == MULTILINGUAL_SECOND_LOOK_FLOOR
+    multilingual = policy_for(from_env({"VERBATIM_EMBEDDER": "multilingual"}))
+    assert multilingual.second_look_floor == MULTILINGUAL.second_look_floor == 0.80
+    assert policy_for(Settings().with_multilingual()) == MULTILINGUAL
     chosen = from_env({"VERBATIM_SECOND_LOOK_FLOOR": "0.7"}).with_multilingual()
-    assert chosen.second_look_floor == 0.7
+    assert policy_for(chosen).second_look_floor == 0.7
     # Off for a remote embedder, whose cosines it was never measured on.
     remote = {
         "VERBATIM_EMBEDDER": "remote",
         "VERBATIM_EMBEDDING_BASE_URL": "http://e/v1",
         "VERBATIM_EMBEDDING_MODEL": "e",
     }
-    assert from_env(remote).second_look_floor == SECOND_LOOK_OFF >= from_env(remote).min_similarity
+    assert policy_for(from_env(remote)) == REMOTE and not second_look_on(REMOTE)
+
+
+def _sweep_answerer():
+    """benchmarks/_sweep_answerer.py's SweepAnswerer: the extractive answerer with the knobs only benchmarks turn."""
+    spec = importlib.util.spec_from_file_location("sweep_answerer", REPO / "benchmarks" / "_sweep_answerer.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SweepAnswerer
 
 
 def _fragment_vetted(knowledge, probability):
     fragment = StubJudge(probability)
-    answerer = ExtractiveAnswerer(
-        knowledge.embedder, judge=StubJudge(0.9), judge_threshold=0.25, fragment_judge=fragment, fragment_threshold=0.5
-    )
+    answerer = _sweep_answerer()(knowledge.embedder, StubJudge(0.9), replace(DEFAULT, judge_threshold=0.25))
+    answerer.fragment_judge, answerer.fragment_threshold = fragment, 0.5
     return answerer, fragment
 
 
 def test_the_fragment_judge_reads_whole_fragments_and_refuses_when_none_answers(knowledge):
     question = "How much is a walnut worktop?"
-    hits = knowledge.retrieve(question, PUBLIC).hits
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
     accepting, fragment = _fragment_vetted(knowledge, 0.9)
     assert accepting.answer(question, hits).found
     asked, texts = fragment.asked[0]
     # Each fragment the best candidates stand in, once, read whole under its document and section.
-    assert asked == question and 0 < len(texts) <= JUDGED and len(set(texts)) == len(texts)
+    assert asked == question and 0 < len(texts) <= DEFAULT.judged and len(set(texts)) == len(texts)
     whole = {candidate_text(h.fragment.title, h.fragment.section, h.fragment.text) for h in hits}
     assert set(texts) <= whole
     refusing, _ = _fragment_vetted(knowledge, 0.2)
@@ -312,17 +332,19 @@ def test_the_fragment_judge_reads_whole_fragments_and_refuses_when_none_answers(
 
 def test_the_fragment_judge_does_not_veto_a_checked_calculation(knowledge):
     question = "How much is 3 m of oak worktop with delivery 30 km away?"
-    draft = _fragment_vetted(knowledge, 0.0)[0].answer(question, knowledge.retrieve(question, PUBLIC).hits)
+    draft = _fragment_vetted(knowledge, 0.0)[0].answer(
+        question, knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
+    )
     assert draft.found and draft.calculations
 
 
 def test_the_veto_can_read_the_judge_mixed_with_similarity(knowledge):
     # benchmarks/judge_sweep.py --mix: the veto's score is (1 - mix) × the judge + mix × similarity's score.
     question = "How much is a walnut worktop?"
-    hits = knowledge.retrieve(question, PUBLIC).hits
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
 
     def vetted(mix, threshold):
-        answerer = ExtractiveAnswerer(knowledge.embedder, judge=StubJudge(0.1), judge_threshold=threshold)
+        answerer = _sweep_answerer()(knowledge.embedder, StubJudge(0.1), replace(DEFAULT, judge_threshold=threshold))
         answerer.judge_mix = mix
         return answerer.answer(question, hits).found
 
@@ -391,9 +413,9 @@ def test_judge_settings_are_read_and_checked():
 
 
 def test_judge_off_gives_the_similarity_answerer_of_before(fake_embedder):
-    answerer = make_answerer(Settings(judge=False), fake_embedder)
+    answerer = make_answerer(Settings(judge=False), DEFAULT, fake_embedder)
     assert isinstance(answerer, ExtractiveAnswerer) and answerer.judge is None
-    assert make_answerer(Settings(), fake_embedder).judge is shared()
+    assert make_answerer(Settings(), DEFAULT, fake_embedder).judge is shared()  # type: ignore[attr-defined]
 
 
 def test_a_follow_up_moves_to_its_new_topic(extractive):
@@ -493,10 +515,15 @@ def test_a_count_of_a_named_thing_is_held_by_a_rows_range_of_the_same_thing(ques
 
 
 def test_the_llms_second_opinion_keeps_its_own_bar_unless_the_judge_threshold_is_set():
-    from core.answering.pipeline import make_answerer
-
     llm = {"VERBATIM_ANSWERER": "llm", "VERBATIM_LLM_BASE_URL": "http://m/v1", "VERBATIM_LLM_MODEL": "m"}
     embedder = object()
-    assert make_answerer(from_env(llm), embedder).judge_threshold == DEFAULT_SECOND_OPINION_THRESHOLD  # type: ignore[arg-type, attr-defined]
+    plain = from_env(llm)
+    assert make_answerer(plain, policy_for(plain), embedder).judge_threshold == 0.25  # type: ignore[arg-type, attr-defined]
     chosen = from_env({**llm, "VERBATIM_JUDGE_THRESHOLD": "0.5"})
-    assert make_answerer(chosen, embedder).judge_threshold == 0.5  # type: ignore[arg-type, attr-defined]
+    assert make_answerer(chosen, policy_for(chosen), embedder).judge_threshold == 0.5  # type: ignore[arg-type, attr-defined]
+
+
+def test_a_judge_without_its_model_raises_its_own_error_naming_the_file(tmp_path):
+    missing = tmp_path / "judge.onnx"
+    with pytest.raises(JudgeError, match=f"The answerability judge {re.escape(str(missing))} is missing"):
+        Judge(missing, tokenizer_path=MODEL_DIR / "tokenizer.json").score("how long is the warranty?", ["Two years."])

@@ -2,7 +2,8 @@
 
 import logging
 
-from core.answering.llm import MAX_CALCULATIONS, parse_draft
+from core.answering.llm import parse_draft
+from core.answering.policy import LIMITS
 from tests.core.conftest import PUBLIC
 from tests.fakes import chat_reply, prompt_fragments
 
@@ -84,10 +85,10 @@ def test_calculations_are_capped_and_a_malformed_one_is_dropped_not_fatal():
     one = {"name": "x", "expression": "a", "inputs": {"a": {"question": "3 m"}}}
     draft = parse_draft(
         '{"found": true, "statements": [{"text": "t", "fragment": 1, "quote": "q"}], "calculations": '
-        + str([one] * (MAX_CALCULATIONS + 3) + [{"expression": 5}]).replace("'", '"')
+        + str([one] * (LIMITS.max_calculations + 3) + [{"expression": 5}]).replace("'", '"')
         + "}"
     )
-    assert len(draft.calculations) == MAX_CALCULATIONS
+    assert len(draft.calculations) == LIMITS.max_calculations
     draft = parse_draft('{"found": true, "statements": [], "calculations": [{"inputs": 1}]}')
     assert draft.calculations == ()
 

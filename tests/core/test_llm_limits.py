@@ -8,12 +8,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from core.answering.llm import MAX_CLAIMS, MAX_REPLY_BYTES, LLMAnswerer, parse_draft
-from core.answering.pipeline import Pipeline, make_answerer
+from core.answering.answerers import make_answerer
+from core.answering.llm import LLMAnswerer, parse_draft
+from core.answering.pipeline import Pipeline
+from core.answering.policy import DEFAULT, LIMITS
 from core.common.answers import Turn
 from core.common.http import HTTPFailure, post_json
+from core.common.questions import SCOPES
 from core.common.settings import Settings, from_env
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from tests.fakes import FakeServer, Reply, chat_reply, quoting
 
 PUBLIC = SCOPES["public"]
@@ -157,7 +160,7 @@ def test_the_deadline_is_a_setting_and_reaches_the_answerer(local_embedder):
     assert from_env({}).llm_deadline == 45.0
     assert from_env({"VERBATIM_LLM_DEADLINE": "12"}).llm_deadline == 12.0
     settings = Settings(answerer="llm", llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_deadline=7.0)
-    answerer = make_answerer(settings, local_embedder)
+    answerer = make_answerer(settings, DEFAULT, local_embedder)
     assert isinstance(answerer, LLMAnswerer) and answerer.deadline == 7.0
 
 
@@ -165,7 +168,7 @@ def test_the_deadline_is_a_setting_and_reaches_the_answerer(local_embedder):
 
 
 def test_an_oversized_reply_is_refused_without_reading_it_all(settings, knowledge):
-    filler = "x" * (2 * MAX_REPLY_BYTES)
+    filler = "x" * (2 * LIMITS.max_reply_bytes)
     content = {"found": True, "statements": [{"text": filler, "fragment": 1, "quote": "520 EUR"}]}
     with FakeServer(lambda request: chat_reply(content)) as server:
         answer = llm_pipeline(settings, knowledge, server.url).answer(WALNUT, PUBLIC)
@@ -175,10 +178,10 @@ def test_an_oversized_reply_is_refused_without_reading_it_all(settings, knowledg
 
 def test_only_the_first_claims_are_considered():
     statements = [{"text": f"s{i}", "fragment": 1, "quote": "q"} for i in range(200)]
-    assert len(parse_draft(json.dumps({"found": True, "statements": statements})).claims) == MAX_CLAIMS
+    assert len(parse_draft(json.dumps({"found": True, "statements": statements})).claims) == LIMITS.max_claims
     quotes = [{"fragment": 1, "quote": f"q{i}"} for i in range(200)]
     draft = parse_draft(json.dumps({"found": True, "statements": [{"text": "s", "quotes": quotes}]}))
-    assert [c.quote for c in draft.claims] == [f"q{i}" for i in range(MAX_CLAIMS)]
+    assert [c.quote for c in draft.claims] == [f"q{i}" for i in range(LIMITS.max_claims)]
 
 
 def test_a_reply_with_thousands_of_claims_is_answered_from_the_first_twenty(settings, knowledge):
@@ -192,4 +195,4 @@ def test_a_reply_with_thousands_of_claims_is_answered_from_the_first_twenty(sett
 
     with FakeServer(flood) as server:
         answer = llm_pipeline(settings, knowledge, server.url).answer(WALNUT, PUBLIC)
-    assert answer.answered and answer.discarded == MAX_CLAIMS - len(answer.statements)
+    assert answer.answered and answer.discarded == LIMITS.max_claims - len(answer.statements)

@@ -9,22 +9,18 @@ import re
 import subprocess
 import sys
 import types
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from core.answering.extractive import ExtractiveAnswerer
+from core.answering.policy import DEFAULT, policy_for
+from core.answering.policy import MULTILINGUAL as MULTILINGUAL_POLICY
 from core.common.errors import ConfigError
-from core.common.settings import (
-    DEFAULT_FOUND_THRESHOLD,
-    DEFAULT_JUDGE_THRESHOLD,
-    DEFAULT_MIN_SIMILARITY,
-    MULTILINGUAL_FOUND_THRESHOLD,
-    MULTILINGUAL_MIN_SIMILARITY,
-    Settings,
-    from_env,
-)
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.common.questions import SCOPES
+from core.common.settings import Settings, from_env
+from core.retrieval.knowledge import KnowledgeBase
 from core.vectors.embeddings import CachedEmbedder, make_embedder
 from core.vectors.multilingual import MultilingualEmbedder
 from tests.conftest import REPO
@@ -83,32 +79,36 @@ GERMAN_KB = {
 def test_multilingual_is_a_third_choice_with_its_own_calibrated_defaults():
     settings = from_env(MULTILINGUAL)
     assert settings.embedder == "multilingual"
-    assert (settings.min_similarity, settings.found_threshold) == (
-        MULTILINGUAL_MIN_SIMILARITY,
-        MULTILINGUAL_FOUND_THRESHOLD,
+    policy = policy_for(settings)
+    assert (
+        (policy.min_similarity, policy.found_threshold)
+        == (0.86, 0.90)
+        == (
+            MULTILINGUAL_POLICY.min_similarity,
+            MULTILINGUAL_POLICY.found_threshold,
+        )
     )
     # e5's cosines sit higher than MiniLM's: a MiniLM floor would keep every fragment.
-    assert MULTILINGUAL_MIN_SIMILARITY > DEFAULT_MIN_SIMILARITY
-    assert settings.judge_threshold == DEFAULT_JUDGE_THRESHOLD  # the judge reads text, not these vectors
+    assert MULTILINGUAL_POLICY.min_similarity > DEFAULT.min_similarity
+    assert policy.judge_threshold == DEFAULT.judge_threshold  # the judge reads text, not these vectors
     assert settings.question_languages == ("en",) and not settings.question_languages_set
 
 
 def test_local_and_remote_keep_minilm_defaults():
     for env in ({}, {"VERBATIM_EMBEDDER": "local"}):
-        settings = from_env(env)
-        assert (settings.min_similarity, settings.found_threshold) == (DEFAULT_MIN_SIMILARITY, DEFAULT_FOUND_THRESHOLD)
+        policy = policy_for(from_env(env))
+        assert (policy.min_similarity, policy.found_threshold) == (0.40, 0.50)
     endpoint = {"VERBATIM_EMBEDDING_BASE_URL": "http://127.0.0.1:9", "VERBATIM_EMBEDDING_MODEL": "m"}
     remote = from_env({"VERBATIM_EMBEDDER": "remote", **endpoint})
-    assert (remote.min_similarity, remote.found_threshold, remote.question_languages) == (
-        DEFAULT_MIN_SIMILARITY,
-        DEFAULT_FOUND_THRESHOLD,
-        (),
-    )
+    policy = policy_for(remote)
+    assert (policy.min_similarity, policy.found_threshold, remote.question_languages) == (0.40, 0.50, ())
 
 
 def test_values_the_user_sets_win_over_the_multilingual_defaults():
     settings = from_env({**MULTILINGUAL, "VERBATIM_MIN_SIMILARITY": "0.5", "VERBATIM_FOUND_THRESHOLD": "0.9"})
     assert (settings.min_similarity, settings.found_threshold) == (0.5, 0.9)
+    policy = policy_for(settings)
+    assert (policy.min_similarity, policy.found_threshold, policy.second_look_floor) == (0.5, 0.9, 0.80)
 
 
 def test_an_unknown_embedder_lists_the_three_choices():
@@ -180,9 +180,9 @@ def test_retrieval_and_the_extractive_answerer_embed_the_question_as_a_query(tmp
     indexed = list(engine.passages)
     assert any("10 Werktagen" in text for text in indexed) and not engine.queries
     question = "Wie viele Werktagen ist die Lieferzeit?"
-    hits = kb.retrieve(question, SCOPES["internal"]).hits
+    hits = kb.retrieve(question, SCOPES["internal"], floor=0.1).hits
     assert hits[0].fragment.document == "lieferung.md"
-    ExtractiveAnswerer(kb.embedder, found_threshold=0.1).answer(question, hits)
+    ExtractiveAnswerer(kb.embedder, policy=replace(DEFAULT, found_threshold=0.1)).answer(question, hits)
     assert engine.queries == [question]  # once: the answerer found it in the knowledge base's cache
     assert question not in engine.passages
     kb.close()
@@ -244,9 +244,10 @@ def test_the_real_model_answers_a_german_question_with_its_defaults(tmp_path, wr
     settings = settings.with_paths(write_kb(GERMAN_KB), tmp_path / "data")
     kb = KnowledgeBase(settings, e5)
     kb.sync()
-    hits = kb.retrieve("Wie lange habe ich Garantie auf meinen Tisch?", SCOPES["internal"]).hits
+    floor = policy_for(kb.settings).min_similarity
+    hits = kb.retrieve("Wie lange habe ich Garantie auf meinen Tisch?", SCOPES["internal"], floor).hits
     assert hits and hits[0].fragment.document == "garantie.md"
-    assert not kb.retrieve("Wer hat die Fußball-WM 2014 gewonnen?", SCOPES["internal"]).hits  # under the floor
+    assert not kb.retrieve("Wer hat die Fußball-WM 2014 gewonnen?", SCOPES["internal"], floor).hits  # under the floor
     kb.close()
 
 

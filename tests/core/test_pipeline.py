@@ -29,6 +29,9 @@ def test_the_refusal_names_the_closest_sections_without_quoting_them(settings, k
     class SaysNotFound:
         name = "scripted"
 
+        def surer(self, threshold):
+            return None
+
         def rewrite(self, question, history):
             return question, 0
 

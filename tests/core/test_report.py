@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
+from core.common.questions import SCOPES
 from core.measuring.gaps import recent_gaps, topic
 from core.measuring.report import admin_status, build_report, parse_span
-from core.retrieval.knowledge import SCOPES
 from core.vectors.clusters import cluster, medoid
 
 STAFF = SCOPES["internal"]

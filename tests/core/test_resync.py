@@ -7,9 +7,10 @@ import logging
 import threading
 
 from bot.presenter.reports import status_text
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.measuring.report import admin_status
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from tests.fakes import FakeEmbedder
 
 WAIT = 60.0  # reached only when a test fails

@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
+from core.answering.policy import policy_for
+from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store.corpus import select
 
 
@@ -68,16 +70,27 @@ def test_the_floor_cuts_off_distant_matches(tmp_path, write_kb, fake_embedder):
 
 def test_real_model_finds_the_price_list_and_ignores_geography(settings, local_embedder):
     base = KnowledgeBase(settings, local_embedder)
-    hits = base.retrieve("how much is a solid oak kitchen front per square metre?", SCOPES["public"]).hits
+    hits = base.retrieve(
+        "how much is a solid oak kitchen front per square metre?",
+        SCOPES["public"],
+        policy_for(base.settings).min_similarity,
+    ).hits
     assert hits[0].fragment.caption.startswith("Price list › Kitchen fronts")
-    assert base.retrieve("What is the capital of France?", SCOPES["public"]).hits == []
+    assert (
+        base.retrieve("What is the capital of France?", SCOPES["public"], policy_for(base.settings).min_similarity).hits
+        == []
+    )
 
 
 def test_public_scope_never_sees_internal_documents_on_the_demo_kb(settings, local_embedder):
     base = KnowledgeBase(settings, local_embedder)
     hits = base.retrieve("what discount can sales staff give without approval", SCOPES["public"], floor=-1.0).hits
     assert hits and all(h.fragment.audience == "public" for h in hits)
-    staff = base.retrieve("what discount can sales staff give without approval", SCOPES["internal"]).hits
+    staff = base.retrieve(
+        "what discount can sales staff give without approval",
+        SCOPES["internal"],
+        policy_for(base.settings).min_similarity,
+    ).hits
     assert staff[0].fragment.title == "Discount authority and supplier terms"
 
 

@@ -5,8 +5,9 @@ import pytest
 
 from core.answering.pipeline import Pipeline
 from core.answering.rows import item_key, row_key
+from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from tests.core.conftest import quotes_of
 
 EQUIPMENT = """---

@@ -37,7 +37,7 @@ READ = [
     ("VERBATIM_RESYNC_SECONDS", "5", "resync_seconds", 5.0, {}),
     ("VERBATIM_QUESTION_LANGUAGES", "de, en", "question_languages", ("de", "en"), {}),
     ("VERBATIM_QUESTION_LANGUAGES", "en", "question_languages_set", True, {}),
-    ("VERBATIM_EMBEDDER", "local", "chosen", frozenset({"embedder"}), {}),
+    ("VERBATIM_EMBEDDER", "local", "embedder_set", True, {}),
     ("VERBATIM_MAX_DOCUMENT_MB", "2.5", "max_document_mb", 2.5, {}),
     ("VERBATIM_REVIEW_DAYS", "90", "review_days", 90, {}),
     ("VERBATIM_DATABASE_URL", "postgresql://u@h/db", "database_url", "postgresql://u@h/db", {}),

@@ -7,9 +7,10 @@ import sys
 import threading
 from pathlib import Path
 
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.measuring.fakes import WordEmbedder
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 
 REPO = Path(__file__).resolve().parents[2]
 PRICES = "---\ntitle: Price list\naudience: {audience}\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"

@@ -9,7 +9,7 @@ from bot.presenter import reports
 from bot.slack import build_app, digest
 from bot.slack.config import SlackSettings, slack_settings
 from core import ConfigError
-from core.retrieval.knowledge import SCOPES
+from core.common.questions import SCOPES
 from tests.bot.slack.conftest import BOT_TOKEN, SECRET, dispatch, drain, form
 from tests.fakes import Reply
 

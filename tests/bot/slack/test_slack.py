@@ -188,6 +188,9 @@ def test_apology_when_answering_fails(make_app, fake_slack, pipeline):
     class Down:
         name = "llm"
 
+        def surer(self, threshold):
+            return None
+
         def rewrite(self, question, history):
             return question, 0
 

@@ -8,7 +8,7 @@ import pytest
 from bot.presenter import reports
 from bot.telegram.config import telegram_settings
 from core import ConfigError
-from core.retrieval.knowledge import SCOPES
+from core.common.questions import SCOPES
 from tests.bot.telegram.conftest import TOKEN, group_message, polling, private_message, start, stop
 
 ADMIN = 501

@@ -61,9 +61,9 @@ def test_a_file_renamed_while_the_sync_reads_the_folder_keeps_its_indexed_versio
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
     sync(kb, index, fake_embedder)
-    from core import ingest
+    from core.ingest import syncing
 
-    listed = ingest.list_folder
+    listed = syncing.list_folder
 
     def listed_then_renamed(folder: Path):
         listing = listed(folder)
@@ -71,7 +71,7 @@ def test_a_file_renamed_while_the_sync_reads_the_folder_keeps_its_indexed_versio
         return listing
 
     with monkeypatch.context() as patch:
-        patch.setattr(ingest, "list_folder", listed_then_renamed)
+        patch.setattr(syncing, "list_folder", listed_then_renamed)
         report = sync(kb, index, fake_embedder)
     assert report.failed == {"prices.md": VANISHED}
     assert searchable(index) == ["prices.md"], "still answered from its indexed version"

@@ -1,14 +1,17 @@
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from core.answering.policy import DEFAULT
 from core.common.errors import KnowledgeError
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.ingest import guard, sync
 from core.ingest.folder import skipped_summary
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder
@@ -223,7 +226,9 @@ def test_sentences_are_embedded_at_index_time_so_an_answer_embeds_only_its_quest
     model = FakeEmbedder()  # a new process: nothing in memory, the index on disk
     base = KnowledgeBase(settings, model)
     hits = base.retrieve("how much do oak fronts cost", SCOPES["public"], floor=0.1).hits
-    draft = ExtractiveAnswerer(base.embedder, 0.3).answer("how much do oak fronts cost", hits)
+    draft = ExtractiveAnswerer(base.embedder, policy=replace(DEFAULT, found_threshold=0.3)).answer(
+        "how much do oak fronts cost", hits
+    )
     assert draft.found and "185 EUR" in draft.claims[0].quote
     assert model.texts == 1, "only the question went to the model; the sentences were stored at index time"
 
@@ -281,16 +286,16 @@ def test_a_link_out_of_the_knowledge_folder_is_not_read(tmp_path, write_kb, fake
 
 def listed_then(monkeypatch, change):
     """`change` runs on the folder just after the sync has listed it, before it reads a file."""
-    from core import ingest
+    from core.ingest import syncing
 
-    real = ingest.list_folder
+    real = syncing.list_folder
 
     def listing_then_change(folder):
         listing = real(folder)
         change()
         return listing
 
-    monkeypatch.setattr(ingest, "list_folder", listing_then_change)
+    monkeypatch.setattr(syncing, "list_folder", listing_then_change)
 
 
 def test_a_file_removed_or_renamed_during_the_sync_is_reported_as_such(tmp_path, write_kb, fake_embedder, monkeypatch):

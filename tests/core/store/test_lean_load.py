@@ -14,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.answering.policy import policy_for
 from core.common.errors import IndexChanged
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.ingest import sync
-from core.retrieval import knowledge
-from core.retrieval.knowledge import SCOPES, KnowledgeBase, LoadedSearch
+from core.retrieval import loading as loading_module
+from core.retrieval.knowledge import KnowledgeBase
+from core.retrieval.loading import LoadedSearch
 from core.retrieval.search import Searcher
 from core.store import INDEX_FILE
 from core.store.corpus import StoredFragments
@@ -155,7 +158,9 @@ def test_closing_the_knowledge_base_closes_the_corpus_connections_so_the_index_f
     folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     kb = KnowledgeBase(Settings(knowledge_dir=folder, data_dir=tmp_path / "a"), FakeEmbedder())
     kb.sync()
-    assert kb.retrieve(QUESTION, SCOPES["public"]).hits  # a loaded corpus, reading text through its connection
+    assert kb.retrieve(
+        QUESTION, SCOPES["public"], policy_for(kb.settings).min_similarity
+    ).hits  # a loaded corpus, reading text through its connection
     kb.close()
     assert not (tmp_path / "a" / f"{INDEX_FILE}-wal").exists()
     (tmp_path / "b").mkdir()
@@ -171,7 +176,7 @@ def test_a_big_corpus_loads_a_new_generation_in_the_background_while_questions_a
 ):
     """Above BACKGROUND_RELOAD_ROWS a question waits for no reload (3–7 s at 1M) unless a hit it found was
     re-indexed since: it is answered from the corpus loaded, and the next ones from the new."""
-    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    monkeypatch.setattr(loading_module, "BACKGROUND_RELOAD_ROWS", 1)
     folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     kb = knowledge_base(tmp_path, folder)
     old = kb.searcher
@@ -233,7 +238,7 @@ def test_during_a_background_load_a_cached_text_narrowed_since_is_never_shown_to
 ):
     """The corpus answering while its successor loads may hold text another process has since made internal in
     its cache: once the store has moved on, every hit is checked against the store again."""
-    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    monkeypatch.setattr(loading_module, "BACKGROUND_RELOAD_ROWS", 1)
     folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     kb = knowledge_base(tmp_path, folder)
     public = {h.fragment.document for h in kb.retrieve(QUESTION, SCOPES["public"], floor=-1.0).hits}
@@ -254,7 +259,7 @@ def test_during_a_background_load_a_cached_text_narrowed_since_is_never_shown_to
 
 
 def test_a_background_load_that_fails_is_not_started_again_by_every_question(tmp_path, write_kb, monkeypatch):
-    monkeypatch.setattr(knowledge, "BACKGROUND_RELOAD_ROWS", 1)
+    monkeypatch.setattr(loading_module, "BACKGROUND_RELOAD_ROWS", 1)
     folder = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     kb = knowledge_base(tmp_path, folder)
     write_kb({"prices.md": PRICES.replace("185", "199")})

@@ -14,8 +14,9 @@ import pytest
 
 from core.answering.pipeline import Pipeline
 from core.common.errors import ConfigError, StoreUnavailable
+from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import open_store
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
@@ -86,7 +87,7 @@ def test_a_database_that_drops_mid_run_is_one_sentence_and_the_pool_reconnects(o
         outage.stop()
         for attempt in (
             lambda: pipeline.ask("How much are oak fronts per m2?", SCOPES["public"], "slack", conversation="C1:1"),
-            lambda: pipeline.knowledge.retrieve("oak fronts", SCOPES["public"]),
+            lambda: pipeline.knowledge.retrieve("oak fronts", SCOPES["public"], pipeline.policy.min_similarity),
             lambda: pipeline.store.state.first_time("slack-event:Ev2"),
         ):
             with pytest.raises(StoreUnavailable) as caught:

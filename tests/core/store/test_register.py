@@ -16,11 +16,12 @@ from core.answering.pipeline import Pipeline
 from core.answering.review import Period, parse_period, past_review, review_due
 from core.common.answers import Claim, Draft, Turn
 from core.common.errors import ConfigError
+from core.common.questions import SCOPES
 from core.common.settings import Settings, from_env
 from core.common.values import Hit
 from core.ingest import sync
 from core.measuring.register import read_register, sweep_data
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE
 from core.store.migrations import INDEX_MIGRATIONS, migrate
 from core.store.sql import SQLiteDialect
@@ -222,6 +223,9 @@ class QuoteFirst:
     """An answerer that quotes the first retrieved fragment whole, so the real verification passes it."""
 
     name = "scripted"
+
+    def surer(self, threshold: float) -> None:
+        return None
 
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return question, 0

@@ -12,9 +12,10 @@ import pytest
 
 from core.common.answers import Answer
 from core.common.errors import IndexCorrupt
+from core.common.questions import SCOPES
 from core.common.settings import Settings
 from core.common.values import LogRecord
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.store import INDEX_FILE, open_store
 from core.store.sqlite import SQLiteIndex
 from tests.fakes import FakeEmbedder

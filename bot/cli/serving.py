@@ -21,6 +21,7 @@ from core import (
     VerbatimError,
     clean_question,
     existing_store,
+    policy_for,
     run_checks,
     scope_of,
     skipped_summary,
@@ -137,7 +138,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     question = _question(args.question)
     kb = open_knowledge(settings, out, report="never")
-    retrieval = kb.retrieve(question, scope_of(args.audience))
+    floor = policy_for(kb.settings).min_similarity
+    retrieval = kb.retrieve(question, scope_of(args.audience), floor)
     log.info(
         "retrieved %d fragments for the %s audience (embedding %.1f ms, search %.2f ms)",
         len(retrieval.hits),
@@ -146,7 +148,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         retrieval.search_ms,
     )
     if not retrieval.hits:
-        print(f"No fragment scores above the similarity floor ({kb.settings.min_similarity:.2f}).", file=out)
+        print(f"No fragment scores above the similarity floor ({floor:.2f}).", file=out)
     for rank, hit in enumerate(retrieval.hits, start=1):
         print(f"{rank}. {hit.score:.3f}  {hit.fragment.caption}", file=out)
         for line in hit.fragment.text.splitlines():
