@@ -116,7 +116,7 @@ def test_help_texts_speak_the_documents_language_or_the_telegram_users():
 
 
 def test_the_pipeline_replies_in_the_questions_language_else_the_documents(tmp_path):
-    from tests.core.test_language import _german_pipeline
+    from tests.core.common.test_language import _german_pipeline
 
     pipeline = _german_pipeline(tmp_path, {})
     assert pipeline.answer("Wie viel kostet die Lieferung?", SCOPES["public"]).reply_language == "de"

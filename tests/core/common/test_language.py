@@ -76,7 +76,7 @@ def test_short_questions_are_told_apart_in_the_languages_companies_write(questio
 
 
 def test_no_english_gold_question_is_taken_for_another_language():
-    root = Path(__file__).resolve().parents[2] / "evals"
+    root = Path(__file__).resolve().parents[3] / "evals"
     questions = [
         json.loads(line)["question"]
         for name in ("demo.jsonl", "policies.jsonl")

@@ -12,7 +12,7 @@ from core.common.settings import Settings
 from core.measuring.fakes import WordEmbedder
 from core.retrieval.knowledge import KnowledgeBase
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PRICES = "---\ntitle: Price list\naudience: {audience}\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
 WARRANTY = "---\ntitle: Warranty\naudience: public\n---\n## Periods\n\nOak fronts carry a five year warranty.\n"
 OTHER = "---\ntitle: Care\naudience: public\n---\n## Oil\n\nOil oak fronts twice a year.\n"
