@@ -14,15 +14,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from core.answering.conversation import _ABOUT, resolve_follow_up, standalone
 from core.answering.figures import Reading
-from core.answering.follow_ups import _ABOUT, resolve_follow_up
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
 from core.answering.policy import DEFAULT, AnswerPolicy
 from core.answering.proposals import named, propose, unknown_item
 from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.answering.rows import another_row
-from core.common.answers import Claim, Draft, FigureInput, Turn, standalone
+from core.common.answers import Claim, Draft, FigureInput, Turn
 from core.common.blocks import Block
 from core.common.language import detect
 from core.common.text import key_terms, overlap_terms

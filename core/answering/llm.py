@@ -17,9 +17,10 @@ from typing import Any
 
 import httpx
 
+from core.answering.conversation import standalone
 from core.answering.judge import Judge, candidate_text
 from core.answering.policy import DEFAULT, LIMITS
-from core.common.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn, standalone
+from core.common.answers import Assumption, Claim, Draft, FigureInput, Proposal, StatedInput, Turn
 from core.common.errors import AnswererError
 from core.common.http import HTTPFailure, auth_headers, post_json
 from core.common.settings import Settings

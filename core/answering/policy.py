@@ -54,6 +54,7 @@ class AnswerPolicy:
     candidate_margin: float = 0.15  # ... and how far below that part's best score
 
     # Reading the question (module functions read these from DEFAULT: no embedder or setting changes them).
+    own_topic_words: int = 2  # a follow-up naming more topic words of its own stands alone, even with an "it"
     swap_words: int = 4  # a follow-up of at most this many naming words swaps the item ("and the beech one?")
     max_key_words: int = 5  # a list item's or row's name, which a question must name, has at most this many words
     # How close (cosine) a question's word must be to a table's keys to be taken for a key of that kind, asking for

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.common.language import detect
-from core.common.text import SECTION_SEPARATOR, caption, key_terms
+from core.common.text import SECTION_SEPARATOR, caption
 from core.common.values import Hit, LogRecord
 
 Kind = Literal["answered", "refused"]
@@ -25,71 +24,6 @@ class Turn:
 
 # How a refused turn reads in a conversation's history.
 REFUSED_TURN = "(not in the knowledge base)"
-_REFERS_BACK = re.compile(
-    r"^(and|also|what about|how about|same|but|or)\b|\b(that|it|this|those|these|them|there|one|ones)\b"
-    # German, French and Spanish follow-ups start the same way: "und die junior suite?", "et pour 3 nuits ?",
-    # "y cuanto tarda?"; or point back: "dafür", "davon", "ça", "celle-là", "eso".
-    r"|^(und|aber|oder|et|mais|ou|y|e|pero|o)\b|\b(dafür|davon|dazu|ça|celui|celle|eso|esa|ese)\b"
-)
-_TOPIC_WORD = re.compile(r"[a-z]{3,}")
-# German, French and Spanish words that name no topic, for counting a follow-up's own topic words.
-_FOREIGN_FUNCTION = frozenset(
-    [
-        "und",
-        "oder",
-        "aber",
-        "die",
-        "der",
-        "das",
-        "den",
-        "dem",
-        "des",
-        "ein",
-        "eine",
-        "einen",
-        "für",
-        "mit",
-        "bei",
-        "auch",
-        "noch",
-        "et",
-        "ou",
-        "mais",
-        "les",
-        "pour",
-        "avec",
-        "des",
-        "une",
-        "est",
-        "los",
-        "las",
-        "para",
-        "con",
-        "del",
-        "una",
-        "pero",
-        "como",
-    ]
-)
-# A follow-up that names more than this many topic words of its own stands alone, even with an "it" in it
-# ("What does it cost to carry a wardrobe up to the 4th floor?" after a question about vouchers).
-OWN_TOPIC_WORDS = 2
-
-
-def standalone(question: str, history: Sequence[Turn]) -> str:
-    """A follow-up ("and how much is delivery for that?") joined with the question before it.
-
-    Only a question that can't stand alone is joined: one that refers back ("and…", "what
-    about…", "that", "it", "one") and names at most two topic words of its own (figures and
-    units don't count: "and how heavy is a 3 m one?"). A new question in the same thread, even
-    one with an "it", must not drag the old topic along.
-    """
-    if not history or not _REFERS_BACK.search(question.lower()):
-        return question
-    own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term) and term not in _FOREIGN_FUNCTION}
-    if len(own) > OWN_TOPIC_WORDS:
-        return question
-    return f"{history[-1].question} {question}"
 
 
 @dataclass(frozen=True)

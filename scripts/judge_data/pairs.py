@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import validate
 
-from core.answering.follow_ups import resolve_follow_up
-from core.common.answers import Turn, standalone
+from core.answering.conversation import resolve_follow_up, standalone
+from core.common.answers import Turn
 
 OUT = validate.ROOT / "var" / "judge-pairs.jsonl"
 

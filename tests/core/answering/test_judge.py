@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from core.answering.answerers import make_answerer
+from core.answering.conversation import resolve_follow_up
 from core.answering.extractive import ExtractiveAnswerer
 from core.answering.figures import read_figures
-from core.answering.follow_ups import resolve_follow_up
 from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline

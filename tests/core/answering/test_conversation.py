@@ -1,9 +1,9 @@
-"""Follow-ups that swap the item (core/answering/follow_ups.py `swap_item`), in the languages companies write."""
+"""Follow-ups that swap the item (core/answering/conversation.py `swap_item`), in the languages companies write."""
 
 import pytest
 
-from core.answering.follow_ups import swap_item
-from core.common.answers import Turn, standalone
+from core.answering.conversation import standalone, swap_item
+from core.common.answers import Turn
 
 
 @pytest.mark.parametrize(

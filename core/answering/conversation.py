@@ -1,16 +1,84 @@
-"""Follow-ups as one question: what "it" is, which item "and the beech one?" swaps in, where "what about…" moves.
+"""A conversation's follow-ups as one question: whether a question stands alone (`standalone`), what "it" is,
+which item "and the beech one?" swaps in, where "what about…" moves.
 
 The extractive answerer asks a follow-up as the question these make of it, so the judge weighs what is asked
-now, not the question before it (`resolve_follow_up`).
+now, not the question before it (`resolve_follow_up`); the LLM answerer falls back on `standalone` when its
+rewrite fails.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from core.answering.policy import DEFAULT
 from core.answering.proposals import ASKING
+from core.common.answers import Turn
 from core.common.text import key_terms, stem
+
+_REFERS_BACK = re.compile(
+    r"^(and|also|what about|how about|same|but|or)\b|\b(that|it|this|those|these|them|there|one|ones)\b"
+    # German, French and Spanish follow-ups start the same way: "und die junior suite?", "et pour 3 nuits ?",
+    # "y cuanto tarda?"; or point back: "dafür", "davon", "ça", "celle-là", "eso".
+    r"|^(und|aber|oder|et|mais|ou|y|e|pero|o)\b|\b(dafür|davon|dazu|ça|celui|celle|eso|esa|ese)\b"
+)
+_TOPIC_WORD = re.compile(r"[a-z]{3,}")
+# German, French and Spanish words that name no topic, for counting a follow-up's own topic words.
+_FOREIGN_FUNCTION = frozenset(
+    [
+        "und",
+        "oder",
+        "aber",
+        "die",
+        "der",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "für",
+        "mit",
+        "bei",
+        "auch",
+        "noch",
+        "et",
+        "ou",
+        "mais",
+        "les",
+        "pour",
+        "avec",
+        "des",
+        "une",
+        "est",
+        "los",
+        "las",
+        "para",
+        "con",
+        "del",
+        "una",
+        "pero",
+        "como",
+    ]
+)
+
+
+def standalone(question: str, history: Sequence[Turn]) -> str:
+    """A follow-up ("and how much is delivery for that?") joined with the question before it.
+
+    Only a question that can't stand alone is joined: one that refers back ("and…", "what
+    about…", "that", "it", "one") and names at most two topic words of its own (figures and
+    units don't count: "and how heavy is a 3 m one?"). A new question in the same thread, even
+    one with an "it", must not drag the old topic along.
+    """
+    if not history or not _REFERS_BACK.search(question.lower()):
+        return question
+    own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term) and term not in _FOREIGN_FUNCTION}
+    if len(own) > DEFAULT.own_topic_words:
+        return question
+    return f"{history[-1].question} {question}"
+
 
 # "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
 # moves it to a new topic. "How much is X, and how about delivery?" is one compound question, not this.
