@@ -10,6 +10,7 @@ answerer answers. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import threading
@@ -47,6 +48,7 @@ def main() -> None:
     parser.add_argument("--knowledge", type=Path, default=ROOT / "knowledge", help="another folder than the demo's")
     args = parser.parse_args()
     n, redeliver = args.events, args.redeliveries
+    load = os.getloadavg()[0]  # the machine is shared: what else ran says how to read the figures
     posted: dict[str, float] = {}
     lock = threading.Lock()
 
@@ -98,7 +100,10 @@ def main() -> None:
         posts = sum(1 for r in slack.requests if r.path.endswith("chat.postMessage"))
 
     answer_ms = [(posted[t] - sent[t]) * 1000 for t in sent if t in posted]
-    print(f"{n} events sent at once to the HTTP-mode server, {redeliver} of them redelivered (extractive answerer)")
+    print(
+        f"{n} events sent at once to the HTTP-mode server, {redeliver} of them redelivered (extractive answerer; "
+        f"load average {load:.1f} before it began, {os.cpu_count()} CPUs)"
+    )
     print(
         f"  HTTP 200 acks: {statuses.count(200)} of {len(bodies)}; answers posted: {len(posted)} threads, "
         f"{posts} chat.postMessage calls (lost: {n - len(posted)}, duplicated: {posts - len(posted)})"

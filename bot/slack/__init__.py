@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from slack_bolt import App
 from slack_bolt.error import BoltError
+from slack_bolt.lazy_listener import ThreadLazyListenerRunner
 from slack_sdk import WebClient
 
 from bot.asking import Asker
@@ -21,12 +22,16 @@ from bot.slack.config import SlackSettings, slack_settings
 from bot.slack.drain import CountingExecutor, InFlight
 from bot.slack.listeners import Deps, register
 from bot.slack.listeners.common import SURFACE
+from bot.slack.lull import Lull
 from bot.slack.server import start_http_server
 from core import SCOPES, ConfigError, Pipeline, VerbatimError
 
 __all__ = ["SlackSettings", "build_app", "serve", "slack_settings", "start_http_server"]
 
 log = logging.getLogger(__name__)
+
+ACK_WORKERS = 5  # Bolt's own default; an ack function is quick (a usage line, a permission check)
+ANSWER_WORKERS = 5  # answers at once: an LLM answer mostly waits on the model server
 
 
 class _SameTokenNotice(logging.Filter):
@@ -39,12 +44,16 @@ class _SameTokenNotice(logging.Filter):
 logging.getLogger("slack_bolt.App").addFilter(_SameTokenNotice())
 
 
-def build_app(settings: SlackSettings, pipeline: Pipeline, in_flight: InFlight | None = None) -> App:
+def build_app(
+    settings: SlackSettings, pipeline: Pipeline, in_flight: InFlight | None = None, lull: Lull | None = None
+) -> App:
     """A Bolt app wired to the pipeline; checks the bot token with auth.test at start-up.
 
-    `in_flight` counts what the app has under way, for a shutdown to wait for (bot/slack/drain.py).
+    `in_flight` counts what the app has under way, for a shutdown to wait for (bot/slack/drain.py);
+    `lull` is what its answers wait for before they start (bot/slack/lull.py).
     """
     in_flight = in_flight or InFlight()
+    lull = lull or Lull()
     client = WebClient(token=settings.bot_token, base_url=settings.api_url or WebClient.BASE_URL)
     try:
         app = App(
@@ -53,7 +62,7 @@ def build_app(settings: SlackSettings, pipeline: Pipeline, in_flight: InFlight |
             # Socket Mode requests come over an authenticated websocket; nothing to sign.
             request_verification_enabled=settings.mode == "http",
             process_before_response=False,
-            listener_executor=CountingExecutor(in_flight),
+            listener_executor=CountingExecutor(in_flight, ACK_WORKERS, "slack-ack"),
         )
     except BoltError as exc:
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
@@ -61,7 +70,11 @@ def build_app(settings: SlackSettings, pipeline: Pipeline, in_flight: InFlight |
         raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
     topics = tuple(pipeline.knowledge.titles(SCOPES["internal"]))
     voice = Voice(settings.company, settings.example_question, topics, main_language(pipeline) or "en")
-    register(app, Deps(pipeline, settings, voice, Asker(pipeline, SURFACE), in_flight))
+    # Bolt runs ack functions and lazy listeners on one executor: a command's ack would queue behind answers
+    # under way. Answers get an executor of their own, and start only in a lull between acknowledgements.
+    answers = CountingExecutor(in_flight, ANSWER_WORKERS, "slack-answer", lull=lull)
+    app.listener_runner.lazy_listener_runner = ThreadLazyListenerRunner(logger=app.logger, executor=answers)
+    register(app, Deps(pipeline, settings, voice, Asker(pipeline, SURFACE), in_flight, lull))
     return app
 
 

@@ -7,15 +7,16 @@ their ⏳, before it exits 0. Slack sends a refused event again, to another repl
 once it is back.
 
 Two counts make "under way" exact. `busy` counts what Bolt is doing: every dispatch (from the
-first middleware until its lazy listeners have been handed to the executor) and every task on the
-app's listener executor (acks and lazy answers), so an event acknowledged a moment before the
-signal is waited for even if its answer has not started. `begin`/`end` register each question
-being answered, with how to apologise for it, and `claim` settles the race between an answer that
-arrives late and the apology: exactly one of them is posted.
+first middleware until its lazy listeners have been handed to the answer executor) and every task on
+the app's two executors (acks, and lazy answers: bot/slack/__init__.py), so an event acknowledged a
+moment before the signal is waited for even if its answer has not started. `begin`/`end` register
+each question being answered, with how to apologise for it, and `claim` settles the race between an
+answer that arrives late and the apology: exactly one of them is posted.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -24,6 +25,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+from bot.slack.lull import Lull
 
 log = logging.getLogger(__name__)
 
@@ -114,13 +117,19 @@ def _quietly(call: Callable[..., Any], *args: Any) -> None:
 
 
 class CountingExecutor(ThreadPoolExecutor):
-    """Bolt's listener executor, counting each task into `in_flight` until it has finished."""
+    """A Bolt executor counting each task into `in_flight` until it has finished; with a `lull`, each task
+    (an answer) starts only once the requests being acknowledged let it (bot/slack/lull.py)."""
 
-    def __init__(self, in_flight: InFlight, max_workers: int = 5) -> None:  # 5: Bolt's own default
-        super().__init__(max_workers=max_workers, thread_name_prefix="slack-listener")
+    def __init__(
+        self, in_flight: InFlight, max_workers: int = 5, name: str = "slack-listener", lull: Lull | None = None
+    ) -> None:  # 5: Bolt's own default
+        super().__init__(max_workers=max_workers, thread_name_prefix=name)
         self.in_flight = in_flight
+        self.lull = lull
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if self.lull is not None:
+            fn = functools.partial(_after_lull, self.lull, self.lull.clock(), fn)
         self.in_flight.enter()
         try:
             future = super().submit(fn, *args, **kwargs)
@@ -129,3 +138,8 @@ class CountingExecutor(ThreadPoolExecutor):
             raise
         future.add_done_callback(lambda _: self.in_flight.leave())
         return future
+
+
+def _after_lull(lull: Lull, asked: float, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    lull.wait(asked)
+    return fn(*args, **kwargs)

@@ -25,6 +25,9 @@ from core import VerbatimError
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1_000_000
+# Connections the kernel queues until the server accepts them (capped by net.core.somaxconn). Python's
+# default, 128 at most, is below a burst of Slack's requests; one refused SYN costs its sender a 1 s resend.
+BACKLOG = 1024
 
 
 class _NoBodies(logging.Filter):
@@ -148,9 +151,9 @@ def tornado_app(app: App) -> tornado.web.Application:
 def _listening_socket(host: str, port: int) -> socket.socket:
     """A non-blocking listening socket; "" means every interface, IPv6 included where the system has it."""
     if not host and socket.has_dualstack_ipv6():
-        sock = socket.create_server(("", port), family=socket.AF_INET6, dualstack_ipv6=True)
+        sock = socket.create_server(("", port), family=socket.AF_INET6, backlog=BACKLOG, dualstack_ipv6=True)
     else:
-        sock = socket.create_server((host, port))  # closes its socket itself when binding fails
+        sock = socket.create_server((host, port), backlog=BACKLOG)  # closes its socket itself when binding fails
     sock.setblocking(False)
     return sock
 

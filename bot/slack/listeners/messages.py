@@ -10,10 +10,10 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.asking import Notice, Reply
+from bot.asking import Notice, Reply, failure
 from bot.presenter.catalogue import Catalogue, speaking
 from bot.slack import render
-from bot.slack.listeners.common import Deps, answer_with, mark_answered, react, reply
+from bot.slack.listeners.common import Deps, answer_with, mark_answered, react, reply, take_event
 from core import detect_language
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def answer_in_thread(
     conversation: str,
     context: dict[str, Any],
 ) -> None:
-    """Answer the event in its thread under a ⏳, and mark it answered, whatever happens."""
+    """Take the event, answer it in its thread under a ⏳, and mark it answered, whatever happens."""
     channel, ts = event["channel"], event["ts"]
 
     def say(text: str) -> None:
@@ -56,6 +56,11 @@ def answer_in_thread(
         react(client, WORKING, channel, ts, add=False)
         mark_answered(deps, context)
 
+    try:
+        if not take_event(deps, context):
+            return  # another process answers it
+    except Exception as exc:  # the store went down, or its disk filled up, since the acknowledgement
+        return say(failure(exc, "a Slack event", said_about(event)).line)  # acknowledged: no delivery comes again
     try:
         text = question_text(event.get("text", ""))
         if not text:

@@ -18,6 +18,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.slack import build_app
 from bot.slack.config import SlackSettings
+from bot.slack.drain import CountingExecutor
 from core.answering.pipeline import Pipeline
 from tests.fakes import FakeServer, Recorded, Reply
 
@@ -51,6 +52,15 @@ def slack_api(request: Recorded) -> Reply:
 WAIT = 60.0
 
 
+def until(condition: Callable[[], object], what: str, timeout: float = WAIT) -> None:
+    """Return once `condition()` holds (polled, not slept on); fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.01)
+
+
 class FakeSlack:
     def __init__(self, server: FakeServer) -> None:
         self.server = server
@@ -72,11 +82,19 @@ class FakeSlack:
 def drain(app: App) -> None:
     """Return once every listener the app has started, acks and lazy answers alike, has finished.
 
-    Bolt runs them all on the app's one executor, and shutting that down waits for each of them: what
-    the app was going to post has been posted. This proves that nothing more is coming without guessing
-    how long that takes. The app takes no further events, so call it at the end of a test.
+    The app runs them on its two executors (acks, answers), and shutting those down waits for each of
+    them: what the app was going to post has been posted. This proves that nothing more is coming
+    without guessing how long that takes. The app takes no further events, so call it at the end of a test.
     """
     app.listener_runner.listener_executor.shutdown(wait=True)
+    answers(app).shutdown(wait=True)
+
+
+def answers(app: App) -> CountingExecutor:
+    """The executor the app's answers (its lazy listeners) run on."""
+    executor = app.listener_runner.lazy_listener_runner.executor  # type: ignore[attr-defined]
+    assert isinstance(executor, CountingExecutor)
+    return executor
 
 
 @pytest.fixture
@@ -87,7 +105,7 @@ def fake_slack() -> Iterator[FakeSlack]:
 
 @pytest.fixture
 def make_app(fake_slack, pipeline) -> Callable[..., Any]:
-    def make(public_channels: frozenset[str] = frozenset(), the_pipeline: Pipeline | None = None):
+    def make(public_channels: frozenset[str] = frozenset(), the_pipeline: Pipeline | None = None, **wiring: Any):
         settings = SlackSettings(
             bot_token=BOT_TOKEN,
             mode="http",
@@ -95,7 +113,7 @@ def make_app(fake_slack, pipeline) -> Callable[..., Any]:
             api_url=fake_slack.server.url + "/api/",
             public_channels=public_channels,
         )
-        return build_app(settings, the_pipeline or pipeline)
+        return build_app(settings, the_pipeline or pipeline, **wiring)
 
     return make
 

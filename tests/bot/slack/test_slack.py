@@ -18,6 +18,7 @@ from tests.bot.slack.conftest import (
     form,
     mention,
     signed_headers,
+    until,
 )
 
 
@@ -119,14 +120,23 @@ def test_a_redelivered_event_is_answered_once(make_app, fake_slack):
 def test_an_event_whose_taker_died_is_answered_when_slack_delivers_it_again(
     make_app, fake_slack, pipeline, monkeypatch
 ):
-    import bot.slack.listeners as listeners
+    import bot.slack.listeners.common as common
 
-    monkeypatch.setattr(listeners, "EVENT_LEASE_SECONDS", 0.5)
+    monkeypatch.setattr(common, "EVENT_LEASE_SECONDS", 0.5)
+    state, first_time = pipeline.store.state, pipeline.store.state.first_time
+    leases: list[bool] = []
+
+    def leasing(key, ttl):
+        leases.append(first_time(key, ttl))
+        return leases[-1]
+
+    monkeypatch.setattr(state, "first_time", leasing)
     app = make_app()
     body = event_body(mention("how much is a walnut worktop?"), event_id="EvLOST")
-    assert pipeline.store.state.first_time("slack-event:EvLOST", ttl=0.5)  # a process took it, then died unanswered
+    assert first_time("slack-event:EvLOST", ttl=0.5)  # a process took it, then died unanswered
     early = dispatch(app, body, **{"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"})
     assert early.status == 200
+    until(lambda: leases == [False], "the early delivery's answer was refused the lease")
     time.sleep(0.6)  # the lease runs out; the early delivery, inside it, started no answer
     assert fake_slack.calls("chat.postMessage") == []
     dispatch(app, body, **{"x-slack-retry-num": "2", "x-slack-retry-reason": "http_timeout"})
