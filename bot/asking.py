@@ -48,7 +48,7 @@ class Reply:
     shown: Presentation
 
 
-def failure(exc: BaseException | None, what: str, said: Catalogue = ENGLISH) -> Notice:
+def failure(exc: BaseException | None, what: str, catalogue: Catalogue = ENGLISH) -> Notice:
     """What the user hears when `what` (e.g. "a Telegram update") failed; the operator gets the log line.
 
     The database being down is one warning (it is not a bug, and it passes), and a full disk one error
@@ -57,12 +57,12 @@ def failure(exc: BaseException | None, what: str, said: Catalogue = ENGLISH) -> 
     """
     if isinstance(exc, StoreUnavailable):
         log.warning("%s was not answered: %s", what, exc)
-        return Notice("unavailable", said("error.unavailable"))
+        return Notice("unavailable", catalogue("error.unavailable"))
     if isinstance(exc, DiskFull):
         log.error("%s can't be answered: %s", what, exc)
-        return Notice("failed", said("error.apology"))
+        return Notice("failed", catalogue("error.apology"))
     log.error("answering %s failed", what, exc_info=exc)
-    return Notice("failed", said("error.apology"))
+    return Notice("failed", catalogue("error.apology"))
 
 
 class Asker:
@@ -74,7 +74,7 @@ class Asker:
         self.per_minute = per_minute
         self._language: str | None = None
 
-    def said(self, text: str) -> Catalogue:
+    def catalogue(self, text: str) -> Catalogue:
         """The catalogue a notice about `text` is worded in: the question's language, else the documents'."""
         if self._language is None:
             self._language = presenter.main_language(self.pipeline)  # None again while the store is down
@@ -85,14 +85,14 @@ class Asker:
         try:
             question = clean_question(text)
         except VerbatimError as exc:
-            return Notice("invalid", presenter.invalid_question(exc, self.said(text)), str(exc))
+            return Notice("invalid", presenter.invalid_question(exc, self.catalogue(text)), str(exc))
         if self.per_minute is None:
             return question
         try:
             wait = self.pipeline.state.take_slot(f"{self.surface}-user:{who}", self.per_minute)
         except Exception as exc:
-            return failure(exc, f"a {self.surface} question", self.said(question))
-        return Notice("slow", presenter.slow_down(wait, self.said(question))) if wait else question
+            return failure(exc, f"a {self.surface} question", self.catalogue(question))
+        return Notice("slow", presenter.slow_down(wait, self.catalogue(question))) if wait else question
 
     def answer(self, question: str, scope: frozenset[str], conversation: str | None = None) -> Reply:
         """Ask with the conversation's history, log it, and present it once; errors are the caller's."""
@@ -104,7 +104,7 @@ class Asker:
         try:
             return self.answer(question, scope, conversation)
         except Exception as exc:
-            return failure(exc, f"a {self.surface} question", self.said(question))
+            return failure(exc, f"a {self.surface} question", self.catalogue(question))
 
 
 def split(text: str, limit: int, size: Callable[[str], int] = len) -> list[str]:

@@ -125,7 +125,12 @@ def _core(get: Callable[[str], str], env: Mapping[str, str], found: Diagnosis) -
     if len(found.findings) == before:  # else the settings read are the mended ones: no line describes them
         llm = settings.answerer == "llm"
         answerer = f"the LLM answerer ({settings.llm_model})" if llm else "the extractive answerer"
-        store = "PostgreSQL" if settings.database_url else f"SQLite in {settings.data_dir}"
+        store = f"SQLite in {settings.data_dir}"
+        if settings.database_url:  # the server isn't contacted here: its pgvector decides, and status says which
+            store = (
+                "PostgreSQL (searched with pgvector's iterative index scans from 0.8, before 0.8 with a wider HNSW "
+                "search ranked exactly: verbatim status says which this server uses)"
+            )
         embeddings = f"{settings.embedder} embeddings"
         if not settings.embedder_set:  # unset: a new index is settled by its documents' language
             embeddings = "local embeddings (multilingual for a new index of documents mostly not in English)"

@@ -48,57 +48,57 @@ SHARE_LABEL = ENGLISH("share.label")
 SHARE_REFUSED = ENGLISH("share.refused")
 
 
-def languages_note(language: str, readable: Sequence[str], said: Catalogue = ENGLISH) -> str:
+def languages_note(language: str, readable: Sequence[str], catalogue: Catalogue = ENGLISH) -> str:
     """Why a question in another language is not answered: never "not covered", which may be false."""
-    asked = said.name(language) if language else said("language.unknown")
-    listed = said.listed([said.name(code) for code in readable] or [said.name("en")])
-    return said("language.note", readable=listed, asked=asked)
+    asked = catalogue.name(language) if language else catalogue("language.unknown")
+    listed = catalogue.listed([catalogue.name(code) for code in readable] or [catalogue.name("en")])
+    return catalogue("language.note", readable=listed, asked=asked)
 
 
-def review_note(as_of: str | None, said: Catalogue = ENGLISH) -> str:
+def review_note(as_of: str | None, catalogue: Catalogue = ENGLISH) -> str:
     """Beside the caption of a quote whose document is past its review date."""
     try:
         day = date.fromisoformat(as_of or "")
     except ValueError:
-        return said("caption.review_undated")
-    month = said.entry("caption.months")[day.month - 1]
-    return said("caption.review", date=f"{day.day} {month} {day.year}")
+        return catalogue("caption.review_undated")
+    month = catalogue.entry("caption.months")[day.month - 1]
+    return catalogue("caption.review", date=f"{day.day} {month} {day.year}")
 
 
-def quote_caption(quote: Quote, said: Catalogue = ENGLISH) -> str:
+def quote_caption(quote: Quote, catalogue: Catalogue = ENGLISH) -> str:
     """`Document › Section · fragment k of n` (`· p. N` for paged formats), and, past review, that it may be
     out of date. The document's own names are shown as they are; only the product's words are translated."""
     parts = [SECTION_SEPARATOR.join((quote.title, *quote.section))]
     if quote.page is not None:
-        parts.append(said("caption.page", page=quote.page))
-    parts.append(said("caption.fragment", position=quote.position, of=quote.of))
+        parts.append(catalogue("caption.page", page=quote.page))
+    parts.append(catalogue("caption.fragment", position=quote.position, of=quote.of))
     if quote.stale:
-        parts.append(review_note(quote.as_of, said))
+        parts.append(review_note(quote.as_of, catalogue))
     return " · ".join(parts)
 
 
-def discarded_note(n: int, said: Catalogue = ENGLISH) -> str:
+def discarded_note(n: int, catalogue: Catalogue = ENGLISH) -> str:
     """The note under an answer some of whose quotes failed verification."""
-    return said.counted("notes.discarded", n)
+    return catalogue.counted("notes.discarded", n)
 
 
-def closest_note(sections: Sequence[str], said: Catalogue = ENGLISH) -> str:
-    return said("refusal.closest", sections="; ".join(sections))
+def closest_note(sections: Sequence[str], catalogue: Catalogue = ENGLISH) -> str:
+    return catalogue("refusal.closest", sections="; ".join(sections))
 
 
-def slow_down(seconds: float, said: Catalogue = ENGLISH) -> str:
-    return said("question.slow", seconds=int(seconds) + 1)
+def slow_down(seconds: float, catalogue: Catalogue = ENGLISH) -> str:
+    return catalogue("question.slow", seconds=int(seconds) + 1)
 
 
-def invalid_question(exc: VerbatimError, said: Catalogue = ENGLISH) -> str:
+def invalid_question(exc: VerbatimError, catalogue: Catalogue = ENGLISH) -> str:
     """Why a question was not asked, and what to do instead."""
     if str(exc).startswith("The question is empty"):
-        return said("question.empty")
-    return said("question.too_long", limit=f"{MAX_QUESTION_CHARS:,}")
+        return catalogue("question.empty")
+    return catalogue("question.too_long", limit=f"{MAX_QUESTION_CHARS:,}")
 
 
-def shared_by(user_mention: str, question: str, said: Catalogue = ENGLISH) -> str:
-    return said("share.asked", user=user_mention, question=question)
+def shared_by(user_mention: str, question: str, catalogue: Catalogue = ENGLISH) -> str:
+    return catalogue("share.asked", user=user_mention, question=question)
 
 
 # --- answers ----------------------------------------------------------------------------------
@@ -129,10 +129,10 @@ class Presentation:
     parts: tuple[Part, ...]
     feedback: bool  # whether 👍 / 👎 (or sharing) is offered
     answer_id: str = ""  # what those buttons carry: the answer's run-log id
-    language: str = "en"  # the catalogue it is worded in, for the surface's own buttons (`said`)
+    language: str = "en"  # the catalogue it is worded in, for the surface's own buttons (`catalogue`)
 
     @property
-    def said(self) -> Catalogue:
+    def catalogue(self) -> Catalogue:
         return speaking(self.language)
 
     @property
@@ -153,27 +153,36 @@ class Presentation:
 
 
 def present(answer: Answer) -> Presentation:
-    """The one decision of what an answer shows, in the asker's language (see `said_to`)."""
-    said = said_to(answer)
+    """The one decision of what an answer shows, in the asker's language (see `catalogue_for`)."""
+    catalogue = catalogue_for(answer)
     if answer.reason == "error":
         return Presentation(
             "error",
-            said("error.heading"),
-            (Part("text", said("error.apology")),),
+            catalogue("error.heading"),
+            (Part("text", catalogue("error.apology")),),
             feedback=False,
-            language=said.language,
+            language=catalogue.language,
         )
     if answer.reason == "language":
-        text = languages_note(answer.language, answer.languages, said)
+        text = languages_note(answer.language, answer.languages, catalogue)
         return Presentation(
-            "language", said("language.heading"), (Part("text", text),), feedback=False, language=said.language
+            "language",
+            catalogue("language.heading"),
+            (Part("text", text),),
+            feedback=False,
+            language=catalogue.language,
         )
     if not answer.answered:
-        parts = [Part("text", said("refusal.text"))]
+        parts = [Part("text", catalogue("refusal.text"))]
         if answer.closest:
-            parts.append(Part("note", closest_note(answer.closest, said)))
+            parts.append(Part("note", closest_note(answer.closest, catalogue)))
         return Presentation(
-            "refusal", said("refusal.heading"), tuple(parts), feedback=True, answer_id=answer.id, language=said.language
+            "refusal",
+            catalogue("refusal.heading"),
+            tuple(parts),
+            feedback=True,
+            answer_id=answer.id,
+            language=catalogue.language,
         )
     parts = []
     for statement in answer.statements:
@@ -181,15 +190,20 @@ def present(answer: Answer) -> Presentation:
             parts.append(Part("statement", statement.text))
         for quote in statement.quotes:
             parts.append(Part("quote", as_shown(quote.text)))
-            parts.append(Part("caption", quote_caption(quote, said)))
+            parts.append(Part("caption", quote_caption(quote, catalogue)))
     for calculation in answer.calculations:
-        parts.extend(calculation_parts(calculation, said))
+        parts.extend(calculation_parts(calculation, catalogue))
     if answer.discarded:
-        parts.append(Part("note", discarded_note(answer.discarded, said)))
+        parts.append(Part("note", discarded_note(answer.discarded, catalogue)))
     if answer.calculations_dropped:
-        parts.append(Part("note", said.counted("notes.calculations_dropped", answer.calculations_dropped)))
+        parts.append(Part("note", catalogue.counted("notes.calculations_dropped", answer.calculations_dropped)))
     return Presentation(
-        "answer", said("answer.heading"), tuple(parts), feedback=True, answer_id=answer.id, language=said.language
+        "answer",
+        catalogue("answer.heading"),
+        tuple(parts),
+        feedback=True,
+        answer_id=answer.id,
+        language=catalogue.language,
     )
 
 
@@ -213,7 +227,7 @@ def as_shown(quote: str) -> str:
     return f"{int(first.group(2)) - 1}{first.group(3)} {quote}" if int(first.group(2)) > 1 else quote
 
 
-def said_to(answer: Answer) -> Catalogue:
+def catalogue_for(answer: Answer) -> Catalogue:
     """The catalogue an answer is worded in: the language it was asked in, as core tells it (the question's,
     else its documents'); a question in a language we can't read hears one we can."""
     if answer.reason == "language":
@@ -231,20 +245,26 @@ def calculation_line(calculation: Calculation) -> str:
     return f"🧮 {calculation.shown} = {result} {calculation.unit}".rstrip()
 
 
-def calculation_parts(calculation: Calculation, said: Catalogue = ENGLISH) -> list[Part]:
+def calculation_parts(calculation: Calculation, catalogue: Catalogue = ENGLISH) -> list[Part]:
     """A calculation's block: its line, where each figure comes from (one line each), and what it assumed."""
     parts = [Part("calculation", calculation_line(calculation))]
     for figure in calculation.inputs:
-        where = quote_caption(figure.quote, said) if figure.quote is not None else said("calculation.from_question")
+        where = (
+            quote_caption(figure.quote, catalogue)
+            if figure.quote is not None
+            else catalogue("calculation.from_question")
+        )
         parts.append(Part("source", f"{figure.figure}: {where}"))
     for assumption in calculation.assumptions:
-        parts.append(Part("assumption", said("calculation.assumed", text=assumption.text, reason=assumption.reason)))
+        parts.append(
+            Part("assumption", catalogue("calculation.assumed", text=assumption.text, reason=assumption.reason))
+        )
     return parts
 
 
-def calculations_dropped_note(n: int, said: Catalogue = ENGLISH) -> str:
+def calculations_dropped_note(n: int, catalogue: Catalogue = ENGLISH) -> str:
     """The note under an answer some of whose proposed calculations failed their checks."""
-    return said.counted("notes.calculations_dropped", n)
+    return catalogue.counted("notes.calculations_dropped", n)
 
 
 def main_language(pipeline: Pipeline) -> str | None:
@@ -269,7 +289,7 @@ class Voice:
     language: str = "en"  # the documents' main language: what is said when no question tells
 
     @property
-    def said(self) -> Catalogue:
+    def catalogue(self) -> Catalogue:
         return speaking(self.language)
 
     def in_language(self, code: str | None) -> Voice:
@@ -280,41 +300,41 @@ class Voice:
     def topic_list(self, limit: int = 6) -> str:
         shown = ", ".join(self.topics[:limit])
         more = len(self.topics) - limit
-        return self.said("help.more", topics=shown, more=more) if more > 0 else shown
+        return self.catalogue("help.more", topics=shown, more=more) if more > 0 else shown
 
     def example_or(self, fallback: str) -> str:
         return self.example or fallback
 
     @property
     def start(self) -> str:
-        covers = self.said("help.covers", topics=self.topic_list()) if self.topics else ""
-        return self.said("help.start", company=self.company, covers=covers)
+        covers = self.catalogue("help.covers", topics=self.topic_list()) if self.topics else ""
+        return self.catalogue("help.start", company=self.company, covers=covers)
 
     def help_lines(self) -> list[str]:
-        said = self.said
-        lines = [said("help.write_example", example=self.example) if self.example else said("help.write")]
+        catalogue = self.catalogue
+        lines = [catalogue("help.write_example", example=self.example) if self.example else catalogue("help.write")]
         if self.topics:
-            lines.append(said("help.can_read", topics=self.topic_list()))
+            lines.append(catalogue("help.can_read", topics=self.topic_list()))
         return lines
 
     @property
     def tips(self) -> tuple[str, ...]:
         """Telegram's /help tips; `{ask}` is where the surface puts its markup for the /ask usage."""
-        return tuple(self.said.entry("help.tips"))
+        return tuple(self.catalogue.entry("help.tips"))
 
     @property
     def ask_usage(self) -> str:
-        return self.said("help.ask_usage")
+        return self.catalogue("help.ask_usage")
 
     def mention_hint(self, bot_name: str = "@Verbatim") -> str:
         if self.example:
-            return self.said("help.mention_example", bot=bot_name, example=self.example)
-        return self.said("help.mention")
+            return self.catalogue("help.mention_example", bot=bot_name, example=self.example)
+        return self.catalogue("help.mention")
 
     def command_usage(self, command: str) -> str:
         if self.example:
-            return self.said("help.command_example", command=command, example=self.example)
-        return self.said("help.command")
+            return self.catalogue("help.command_example", command=command, example=self.example)
+        return self.catalogue("help.command")
 
 
 # --- the gap report and admin commands ------------------------------------------------------------

@@ -47,9 +47,9 @@ def quiet_library_logs() -> None:
         updater.addFilter(_NoBodies())
 
 
-def commands(said: Catalogue = ENGLISH) -> list[BotCommand]:
+def commands(catalogue: Catalogue = ENGLISH) -> list[BotCommand]:
     """The command menu, described in one catalogue's language."""
-    return [BotCommand(name, said(f"commands.{name}")) for name in ("ask", "help", "start")]
+    return [BotCommand(name, catalogue(f"commands.{name}")) for name in ("ask", "help", "start")]
 
 
 COMMANDS = commands()

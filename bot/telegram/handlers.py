@@ -98,19 +98,20 @@ class Handlers:
         if query is None or not query.data:
             return
         _, value, answer_id = ([*query.data.split(":", 2), "", ""])[:3]
-        said = self.voice_for(update).said
+        catalogue = self.voice_for(update).catalogue
         if value == "done":  # the button that replaced them: the vote is in already
-            await query.answer(said("feedback.thanks"))
+            await query.answer(catalogue("feedback.thanks"))
             return
         user = str(query.from_user.id) if query.from_user else None
         recorded = value in ("up", "down") and await asyncio.to_thread(
             self.pipeline.feedback, answer_id, value, SURFACE, user
         )
-        await query.answer(said("feedback.thanks") if recorded else said("feedback.unknown"))
+        await query.answer(catalogue("feedback.thanks") if recorded else catalogue("feedback.unknown"))
         if recorded and query.message is not None:
             # The buttons give way to the vote, so the chat shows it was counted (the toast is gone in seconds).
             counted = InlineKeyboardButton(
-                f"{'👍' if value == 'up' else '👎'} {said('feedback.counted')}", callback_data=f"fb:done:{answer_id}"
+                f"{'👍' if value == 'up' else '👎'} {catalogue('feedback.counted')}",
+                callback_data=f"fb:done:{answer_id}",
             )
             try:
                 await query.edit_message_reply_markup(InlineKeyboardMarkup([[counted]]))

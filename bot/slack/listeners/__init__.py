@@ -20,7 +20,7 @@ from slack_bolt.request import BoltRequest
 
 from bot.slack.listeners import actions, admin, commands, messages
 from bot.slack.listeners.common import Deps, answered_key
-from bot.slack.listeners.messages import question_text, said_about, tell
+from bot.slack.listeners.messages import catalogue_about, question_text, tell
 from core import ACK_WAIT, StoreUnavailable, VerbatimError
 
 __all__ = ["Deps", "question_text", "register"]
@@ -70,7 +70,9 @@ class _Inject(Middleware):
             log.warning("event %s left for Slack to deliver again: %s", event_id, exc)
             if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
                 event = req.body["event"]
-                tell(req.context.client, event, req.context, f"⏳ {said_about(event)('error.unavailable_retrying')}")
+                tell(
+                    req.context.client, event, req.context, f"⏳ {catalogue_about(event)('error.unavailable_retrying')}"
+                )
             return BoltResponse(status=503, body="")
         except VerbatimError as exc:
             # The store answers but can't be used (its file can't be reopened): every delivery would fail the
@@ -78,7 +80,7 @@ class _Inject(Middleware):
             log.error("event %s can't be answered: %s", event_id, exc)
             if not req.headers.get("x-slack-retry-num") and isinstance(req.body.get("event"), dict):
                 event = req.body["event"]
-                tell(req.context.client, event, req.context, f"⚠️ {said_about(event)('error.apology')}")
+                tell(req.context.client, event, req.context, f"⚠️ {catalogue_about(event)('error.apology')}")
             return BoltResponse(status=200, body="")
         if answered:
             log.info("skipping redelivered event %s", event_id)

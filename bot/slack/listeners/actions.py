@@ -25,8 +25,8 @@ def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: 
     recorded = deps.pipeline.feedback(action.get("value", ""), value, SURFACE, who=user)
     channel = (body.get("channel") or {}).get("id")
     if channel and user:
-        said = deps.voice.said
-        text = said("feedback.thanks") if recorded else said("feedback.unknown")
+        catalogue = deps.voice.catalogue
+        text = catalogue("feedback.thanks") if recorded else catalogue("feedback.unknown")
         thread_ts = (body.get("message") or {}).get("thread_ts")
         try:
             client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
@@ -46,14 +46,16 @@ def on_share(ack: Ack, body: dict[str, Any], action: dict[str, Any], client: Web
         # The answer may quote documents this channel may not read (it became public since, or the
         # answer predates recorded scopes): never post it here.
         if user:
-            client.chat_postEphemeral(channel=channel, user=user, text=presenter.said_to(answer)("share.refused"))
+            client.chat_postEphemeral(channel=channel, user=user, text=presenter.catalogue_for(answer)("share.refused"))
         return
     header = {
         "type": "context",
         "elements": [
             {
                 "type": "mrkdwn",
-                "text": presenter.shared_by(f"<@{user}>", render.escape(answer.question), presenter.said_to(answer)),
+                "text": presenter.shared_by(
+                    f"<@{user}>", render.escape(answer.question), presenter.catalogue_for(answer)
+                ),
             }
         ],
     }

@@ -39,7 +39,9 @@ def on_command(client: WebClient, command: dict[str, Any], deps: Deps) -> None:
 
     def post(reply: Reply) -> None:
         actions = (
-            [render.share_actions(reply.answer.id, reply.shown.said("share.label"))] if reply.shown.feedback else []
+            [render.share_actions(reply.answer.id, reply.shown.catalogue("share.label"))]
+            if reply.shown.feedback
+            else []
         )
         for message in render.messages(reply.shown, actions):
             client.chat_postEphemeral(channel=channel, user=user, blocks=message.blocks, text=message.text)

@@ -60,7 +60,7 @@ def answer_in_thread(
         if not take_event(deps, context):
             return  # another process answers it
     except Exception as exc:  # the store went down, or its disk filled up, since the acknowledgement
-        return say(failure(exc, "a Slack event", said_about(event)).line)  # acknowledged: no delivery comes again
+        return say(failure(exc, "a Slack event", catalogue_about(event)).line)  # acknowledged: no delivery comes again
     try:
         text = question_text(event.get("text", ""))
         if not text:
@@ -88,7 +88,7 @@ def question_place(event: dict[str, Any], context: dict[str, Any]) -> tuple[str,
     return None
 
 
-def said_about(event: dict[str, Any]) -> Catalogue:
+def catalogue_about(event: dict[str, Any]) -> Catalogue:
     """The catalogue for a notice about this event's text (the store may be down: no document can tell)."""
     return speaking(detect_language(str(event.get("text") or "")))
 
