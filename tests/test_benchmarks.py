@@ -41,7 +41,7 @@ SMOKE: dict[str, tuple[list[str], str]] = {
     "index_throughput.py": (["10", "1"], r"throughput ratio \(sync / direct, best run of each\): [\d.]+"),
     "judge.py": (["--sets", TINY_SET, "--limit", "2"], r"judge +AUC [\d.]+ +refusing"),
     "judge_sweep.py": (["--sets", TINY_SET, "--limit", "2"], r"[\d.]+% +[\d.]+% +[\d.]+% ood"),
-    "pgvector_scale.py": (["1000"], r"store search \(SQL\), ef_search 100 +p50 +[\d.]+ ms"),
+    "pgvector_scale.py": (["1000"], r"store search \(SQL\), planned \([^)]*\) +p50 +[\d.]+ ms"),
     "quality.py": (["--sets", TINY_SET, "--limit", "2", "--no-probes"], r" 2 +[\d.]+% +[\d.]+% +[\d.]+%"),
     "reindex_while_answering.py": (["3", "10"], r"while re-indexing: \d+ questions, latency p50 [\d.]+ ms"),
     "replicas.py": (["2", "1", "--knowledge", TINY], r"ack p50 [\d.]+ ms, p99 [\d.]+ ms"),

@@ -56,6 +56,7 @@ class RegisterStatus:
     review_dates: dict[str, str] = field(default_factory=dict)  # path → ISO due date, for those that have one
     search: str = ""  # how questions are searched: exact, the approximate index's check, or in the database
     skipped: tuple[str, ...] = ()  # files in the knowledge folder no reader handles
+    search_method: dict[str, str] = field(default_factory=dict)  # in the database: its method and pgvector version
 
     @property
     def totals(self) -> dict[str, int]:
@@ -73,6 +74,7 @@ class RegisterStatus:
             "attention": [a.to_json() for a in self.attention],
             "review_days": self.review_days,
             "search": self.search,
+            "search_method": self.search_method,
             "skipped": list(self.skipped),
         }
 
@@ -109,6 +111,7 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     """
     records: list[DocumentRecord] = []
     search = ""
+    method: dict[str, str] = {}
     lacking: list[Shortfall] = []
     problem: str | None = None  # why the last sync failed (a bot's resync: a full disk, a missing folder)
     store = existing_store(settings.data_dir, settings.database_url, settings.database_wait)
@@ -116,6 +119,8 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
         try:
             records = store.index.register()
             search = _search(store.index, records)
+            if (searching := store.index.searching()) is not None:
+                method = searching.method().to_json()
             problem = store.index.sync_problem()
             if public_surfaces:
                 lacking = shortfalls(fragment for _, fragment in store.index.load().each())
@@ -145,13 +150,15 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
         attention.append(Attention("no_public_document", "", ", ".join(public_surfaces)))
     else:  # with no public document at all, the line above says it all
         attention.extend(Attention("public_lacks", "", s.kind, s.documents) for s in lacking)
-    return RegisterStatus(tuple(records), tuple(attention), settings.review_days, due_dates, search, tuple(skipped))
+    return RegisterStatus(
+        tuple(records), tuple(attention), settings.review_days, due_dates, search, tuple(skipped), method
+    )
 
 
 def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
     """How questions over this index are searched, as the bots would search it now."""
-    if index.searching() is not None:
-        return "ranked in the database (PostgreSQL, HNSW)"
+    if (searching := index.searching()) is not None:
+        return searching.method().describe()
     path = index.approximate_path
     if path is None:
         return "exact search"

@@ -32,6 +32,7 @@ from core.store.corpus import Corpus
 
 if TYPE_CHECKING:
     from core.common.values import Document
+    from core.store.pg_search import Method
 
 INDEX_FILE = "index.sqlite3"
 RUNLOG_FILE = "runlog.sqlite3"
@@ -283,6 +284,10 @@ class SearchingIndex(Protocol):
         self, query: np.ndarray, scope: Iterable[str], floor: float, k: int = TOP_K, per_document: int = PER_DOCUMENT
     ) -> list[Hit]:
         """The same hits as `Searcher.search` on the loaded corpus: rows outside `scope` never scored."""
+        ...
+
+    def method(self) -> Method:
+        """How its searches keep their recall on this server (pgvector's version decides), as `status` says."""
         ...
 
 

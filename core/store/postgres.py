@@ -34,6 +34,7 @@ from core.common.values import PER_DOCUMENT, TOP_K, Hit
 from core.store import SearchingIndex
 from core.store.corpus import Corpus, select
 from core.store.index import FRAGMENT_COLUMNS, SEARCHED_STATES, SQLIndex, fragment_from
+from core.store.pg_search import Method, Policy, nearest_sql
 from core.store.postgres_pool import INDEXER_LOCK, Database
 from core.store.runlog import SQLRunLog
 from core.store.secret import new_secret, parse_secret
@@ -42,12 +43,8 @@ from core.store.sql import PostgresDialect, Sql
 # How long one use waits for a connection. A pool of short transactions never waits this long unless
 # the server can't be reached, and a question caught by a restart of a few seconds is answered late, not lost.
 CONNECTION_WAIT = 10.0
-# How wide the HNSW search is (its `ef_search`): how many rows it considers, before the audience filter.
-# Measured on 1M clustered vectors (benchmarks/pgvector_scale.py): recall@5 0.84 at 100, 0.96 at 200, 0.985
-# at 400 (p50 5.3 / 6.8 / 8.7 ms); at 100,000, 100 already gave 0.995-1.000.
-SEARCH_EF = 400
 # How many of the nearest rows the scope may read are handed over for the floor, top k and per-document cap:
-# the best of a search SEARCH_EF wide, so widening the search costs no more rows to sort and fetch.
+# the best of the HNSW search (its width is `core.store.pg_search`'s), so widening it costs no more rows to sort.
 CANDIDATES = 100
 # How the HNSW graph is built. pgvector's default ef_construction (64) gave recall@5 0.84 / 0.93 at ef_search
 # 40 / 100 on 100,000 clustered vectors (benchmarks/pgvector_scale.py --ef-construction 64); 128 gave 0.96 /
@@ -63,7 +60,8 @@ class PostgresIndex(SQLIndex):
     def __init__(self, database: Database) -> None:
         super().__init__()
         self.database = database
-        self.exact_searches = 0  # searches whose HNSW candidates fell short, ranked exactly instead
+        self.policy = Policy(SEARCHED_STATES)
+        self.exact_searches = 0  # searches ranked exactly: planned so, or their HNSW candidates fell short
 
     @contextmanager
     def _read(self) -> Iterator[Sql]:
@@ -74,6 +72,11 @@ class PostgresIndex(SQLIndex):
 
     def searching(self) -> SearchingIndex:
         return self
+
+    def method(self) -> Method:
+        """How this server's searches keep their recall (pgvector's version decides; see `core.store.pg_search`)."""
+        with self.database.use() as db:
+            return self.policy.method(db)
 
     def recover(self) -> bool:
         return False  # nothing on this host's disk to lose: the database is the index
@@ -145,24 +148,30 @@ class PostgresIndex(SQLIndex):
     ) -> list[Hit]:
         """The hits for a unit query vector, ranked in the database: rows outside `scope` are never scored.
 
-        The HNSW index, searching `SEARCH_EF` wide, gives the scope's `CANDIDATES` nearest rows (the
-        audience filter is in the same query as the ranking); the floor, top k and per-document cap
-        are then `select()`'s, on the candidates in the in-memory corpus's order, so both searches
-        keep the same hits.
+        The HNSW index gives the scope's `CANDIDATES` nearest rows (the audience filter is in the same
+        query as the ranking), searching as wide as `core.store.pg_search` plans for the index's size,
+        the scope's share and the server's pgvector; the floor, top k and per-document cap are then
+        `select()`'s, on the candidates in the in-memory corpus's order, so both searches keep the same hits.
 
-        HNSW stops after `hnsw.ef_search` rows, before the filter: a scope holding a small share of
-        the rows can get fewer candidates than asked. When the candidates neither fill the k hits
-        nor reach below the floor, they may have been cut short, and the scope is ranked exactly.
+        When the candidates neither fill the k hits nor reach below the floor, they may have been cut
+        short (a scan that stopped before the scope had its rows), and the scope is ranked exactly; so
+        is a scope the plan finds too small for the index to be worth it.
         """
         vector = np.asarray(query, dtype=np.float32)
         audiences = sorted(set(scope))
         if k <= 0 or not audiences:
             return []
         with self.database.use() as db:
-            db.execute(f"SET LOCAL hnsw.ef_search = {max(SEARCH_EF, CANDIDATES):d}")
-            rows = self._candidates(db, vector, audiences, CANDIDATES, exact=False)
-            chosen = select(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), floor, k, per_document)
-            if len(chosen) < k and not (rows and rows[-1][1] < floor):
+            plan = self.policy.plan(db, audiences, k * per_document)
+            rows: list[tuple[int, float, int]] = []
+            chosen: list[int] = []
+            if not plan.exact:
+                db.execute(plan.settings(), prepare=False)
+                rows = self._candidates(db, vector, audiences, CANDIDATES, exact=False)
+                chosen = select(np.array([r[1] for r in rows]), np.array([r[2] for r in rows]), floor, k, per_document)
+            # Fewer than k hits, none of the candidates below the floor: the scan may have stopped short.
+            short = len(chosen) < k and not (rows and rows[-1][1] < floor)
+            if plan.exact or (short and not (plan.exhaustive and len(rows) < CANDIDATES)):
                 self.exact_searches += 1
                 limit = max(CANDIDATES, 4 * k * per_document)
                 while True:
@@ -194,20 +203,8 @@ class PostgresIndex(SQLIndex):
         Never a prepared statement: a plan cached under one setting would be reused under another
         (the benchmark once timed sequential scans as HNSW that way), and planning costs ~0.1 ms.
         """
-        order = "1 - (f.embedding <=> %(q)s) DESC" if exact else "f.embedding <=> %(q)s"
         rows = db.execute(
-            f"""
-            SELECT id, score, document_id FROM (
-                SELECT f.id, f.document_id, 1 - (f.embedding <=> %(q)s) AS score,
-                       d.audience != 'public' AS internal, d.path, f.position
-                FROM fragments f JOIN documents d ON d.id = f.document_id
-                WHERE f.staged = 0 AND d.state IN {SEARCHED_STATES} AND d.audience = ANY(%(audiences)s)
-                ORDER BY {order}
-                LIMIT %(limit)s
-            ) nearest
-            -- select() breaks ties by row, so the rows come in the corpus's order: public first, by path.
-            ORDER BY score DESC, internal, path COLLATE "C", position
-            """,
+            nearest_sql(SEARCHED_STATES, exact),
             {"q": vector, "audiences": audiences, "limit": limit},
             prepare=False,
         ).fetchall()

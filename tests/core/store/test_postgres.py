@@ -19,11 +19,12 @@ import pytest
 
 from core.common.answers import Answer, turns_from
 from core.common.errors import ConfigError
+from core.common.questions import SCOPES
 from core.common.settings import Settings, from_env
 from core.ingest import sync
 from core.ingest.fragments import fragment_document, fragment_hash
 from core.ingest.readers import parse_document
-from core.retrieval.knowledge import SCOPES, KnowledgeBase
+from core.retrieval.knowledge import KnowledgeBase
 from core.retrieval.search import Searcher
 from core.store import Store, open_store
 from core.vectors.embeddings import normalise
@@ -221,6 +222,9 @@ def _questions() -> list[str]:
 
 def test_answers_are_ranked_in_the_database_with_the_same_hits_as_sqlite(tmp_path, database_url, write_kb, monkeypatch):
     """Two knowledge bases on the same documents: SQLite ranks in memory, PostgreSQL in SQL; same hits."""
+    from core.store import pg_search
+
+    monkeypatch.setattr(pg_search, "EXACT_UP_TO", 0)  # through the HNSW index, though so few rows are scored directly
     kb = _folder(write_kb)
     # The same document under another name: its fragments tie with doc2's, and both searches rank copy.md first.
     (kb / "copy.md").write_text((kb / "doc2.md").read_text(), encoding="utf-8")
@@ -267,14 +271,16 @@ def test_answers_are_ranked_in_the_database_with_the_same_hits_as_sqlite(tmp_pat
         pg.close()
 
 
-def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, write_kb, fake_embedder):
-    """HNSW hands over its nearest rows before the audience filter: a small public share may get none of them."""
-    from core.store.postgres import CANDIDATES, SEARCH_EF
+def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, write_kb, fake_embedder, monkeypatch):
+    """A scan that stops after ef_search rows, before the audience filter (pgvector before 0.8), may hand a small
+    public share none of its rows: the search is ranked exactly. Iterative index scans (0.8) scan on instead."""
+    from core.store import pg_search
+    from core.store.pg_search import Plan
 
     words = ["oak", "walnut", "beech", "worktop", "front", "hinge", "drawer", "delivery", "price", "weight"]
     rng = np.random.default_rng(3)
     files = {}
-    for number in range(max(CANDIDATES, SEARCH_EF) // 8 + 10):  # 8 fragments each: more rows than HNSW considers
+    for number in range(pg_search.MIN_EF // 8 + 10):  # 8 fragments each: more rows than HNSW considers
         parts = [f"## Part {p}\n\nOak worktop {' '.join(rng.choice(words, size=8))} x{number}y{p}.\n" for p in range(8)]
         files[f"staff{number:03d}.md"] = f"# Staff {number}\n\n" + "\n".join(parts)
     # One public document whose text shares little with the question.
@@ -285,14 +291,26 @@ def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, 
         lite.sync()
         pg.sync()
         index = pg.store.index
-        before = index.exact_searches  # type: ignore[attr-defined]
         expected = lite.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
-        got = pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
         assert [h.fragment.document for h in expected] == ["public.md"]
+        # The plan as it is (small scopes are scored directly), then HNSW 100 wide without scanning on.
+        assert [h.fragment for h in pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits] == [
+            h.fragment for h in expected
+        ]
+        monkeypatch.setattr(index.policy, "plan", lambda db, audiences, wanted: Plan(exact=False, ef_search=100))  # type: ignore[attr-defined]
+        before = index.exact_searches  # type: ignore[attr-defined]
+        got = pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
         assert [h.fragment for h in got] == [h.fragment for h in expected]
         assert index.exact_searches == before + 1, "the public row was beyond the index's candidates"  # type: ignore[attr-defined]
         # The staff scope fills its five hits from the candidates: no exact ranking.
         assert len(pg.retrieve("oak worktop", SCOPES["internal"], 0.1).hits) == 5
+        assert index.exact_searches == before + 1  # type: ignore[attr-defined]
+        # Scanning on (pgvector 0.8), the same 100-wide search finds the public row through the index.
+        monkeypatch.setattr(
+            index.policy, "plan", lambda db, audiences, wanted: Plan(False, 100, 20_000, exhaustive=True)
+        )  # type: ignore[attr-defined]
+        got = pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
+        assert [h.fragment for h in got] == [h.fragment for h in expected]
         assert index.exact_searches == before + 1  # type: ignore[attr-defined]
     finally:
         lite.close()
