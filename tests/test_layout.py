@@ -175,3 +175,16 @@ def test_no_import_cycle_inside_a_package():
             seen.add(node)
             stack.extend((t, [*trail, t]) for t in graph.get(node, ()) if t.rsplit(".", 1)[0] == package)
     assert not cycles, f"import cycles inside a package: {sorted(set(cycles))[:5]}"
+
+
+def test_a_package_door_only_opens():
+    # A package's __init__ says what the package owns and re-exports its modules' names: logic there is a room
+    # behind the door, which the modules beside it can only reach by importing the package back.
+    rooms = []
+    for path in sorted(CORE.rglob("__init__.py")):
+        for i, node in enumerate(ast.parse(path.read_text(encoding="utf-8")).body):
+            docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            exports = isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["__all__"]
+            if not (docstring or exports or isinstance(node, ast.Import | ast.ImportFrom)):
+                rooms.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not rooms, f"more than re-exports in a package's __init__: {rooms}"

@@ -17,7 +17,8 @@ import numpy as np
 
 from core.common.errors import IndexFileError
 from core.common.values import Fragment
-from core.store import Disk, DocumentRecord, KnownDocument, SearchingIndex, Unreferenced
+from core.store.protocols import SearchingIndex
+from core.store.records import Disk, DocumentRecord, KnownDocument, Unreferenced
 from core.store.sql import Dialect, Sql
 
 if TYPE_CHECKING:

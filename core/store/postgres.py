@@ -31,11 +31,11 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extra
 
 from core.common.errors import IndexFileError
 from core.common.values import PER_DOCUMENT, TOP_K, Hit
-from core.store import SearchingIndex
 from core.store.corpus import Corpus, select
 from core.store.index import FRAGMENT_COLUMNS, SEARCHED_STATES, SQLIndex, fragment_from
 from core.store.pg_search import Method, Policy, nearest_sql
 from core.store.postgres_pool import INDEXER_LOCK, Database
+from core.store.protocols import SearchingIndex
 from core.store.runlog import SQLRunLog
 from core.store.secret import new_secret, parse_secret
 from core.store.sql import PostgresDialect, Sql

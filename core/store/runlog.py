@@ -13,7 +13,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from core.common.values import LogRecord
-from core.store import ACK_WAIT, Entry, Logged
+from core.store.protocols import ACK_WAIT
+from core.store.records import Entry, Logged
 from core.store.secret import keyed_hash
 from core.store.sql import Dialect, Sql
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from core.common.errors import DiskFull, IndexCorrupt, IndexFileError, RunLogError
 from core.common.values import LogRecord
-from core.store import INDEX_FILE, RUNLOG_FILE, Disk
 from core.store.corpus import Corpus
 from core.store.index import SQLIndex
 from core.store.migrations import INDEX_MIGRATIONS, RUNLOG_MIGRATIONS, migrate, one_process_at_a_time
+from core.store.records import INDEX_FILE, RUNLOG_FILE, Disk
 from core.store.runlog import SQLRunLog
 from core.store.secret import folder_secret
 from core.store.sql import Sql, SQLiteDialect
