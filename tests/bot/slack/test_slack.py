@@ -10,6 +10,7 @@ from bot.slack.listeners import question_text
 from bot.slack.render import BLOCK_LIMIT, TEXT_LIMIT, escape, messages
 from core.common.answers import Answer, Quote, Statement
 from core.common.errors import AnswererError, RunLogError
+from core.measuring.fakes import ScriptedAnswerer
 from tests.bot.slack.conftest import (
     WAIT,
     dispatch,
@@ -195,19 +196,7 @@ def test_internal_document_is_quoted_in_a_staff_channel_but_not_in_a_public_one(
 
 
 def test_apology_when_answering_fails(make_app, fake_slack, pipeline):
-    class Down:
-        name = "llm"
-
-        def surer(self, threshold):
-            return None
-
-        def rewrite(self, question, history):
-            return question, 0
-
-        def answer(self, question, hits, history=()):
-            raise AnswererError("the model server is down", 3)
-
-    pipeline.answerer = Down()
+    pipeline.answerer = ScriptedAnswerer(AnswererError("the model server is down", 3))
     dispatch(make_app(), event_body(mention("how much is a walnut worktop?")))
     post = fake_slack.wait_for("chat.postMessage")[0].body
     assert "Sorry, something went wrong" in post["text"] and post["thread_ts"] == "1700000000.000100"

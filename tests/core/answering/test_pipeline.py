@@ -2,6 +2,7 @@
 
 from core.answering.pipeline import Pipeline
 from core.common.answers import Draft
+from core.measuring.fakes import ScriptedAnswerer
 from tests.core.conftest import PUBLIC, STAFF, quotes_of
 
 
@@ -26,19 +27,9 @@ def test_internal_facts_need_the_staff_scope(extractive):
 
 
 def test_the_refusal_names_the_closest_sections_without_quoting_them(settings, knowledge):
-    class SaysNotFound:
-        name = "scripted"
-
-        def surer(self, threshold):
-            return None
-
-        def rewrite(self, question, history):
-            return question, 0
-
-        def answer(self, question, hits, history=()):
-            return Draft(found=False)
-
-    answer = Pipeline(settings, knowledge, SaysNotFound()).answer("How much is a walnut worktop?", PUBLIC)
+    answer = Pipeline(settings, knowledge, ScriptedAnswerer(Draft(found=False))).answer(
+        "How much is a walnut worktop?", PUBLIC
+    )
     assert (answer.kind, answer.reason, answer.statements) == ("refused", "not_found", ())
     assert answer.closest[0] == "Price list › Worktops"
     assert len(answer.closest) <= 3 and len(set(answer.closest)) == len(answer.closest)
