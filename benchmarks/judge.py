@@ -107,16 +107,17 @@ def gold_set(
         settings = replace(Settings(), knowledge_dir=knowledge, data_dir=Path(tmp))
         kb = KnowledgeBase(settings)
         kb.sync()
-        answerer = ExtractiveAnswerer(kb.embedder)
+        policy = policy_for(kb.settings)
+        answerer = ExtractiveAnswerer(kb.embedder, policy=policy)
         rows: dict[str, list[float]] = {"similarity": [], "judge": [], "mix": [], "bare": []}
         if fragment is not None:
             rows |= {"fragment": [], "both": [], "mean": []}
         labels = []
         pairs, judge_ms = 0, 0.0
         for gold in questions:
-            hits = kb.retrieve(gold.question, SCOPES[gold.audience], policy_for(kb.settings).min_similarity).hits
+            hits = kb.retrieve(gold.question, SCOPES[gold.audience], policy.min_similarity).hits
             labels.append(1 if gold.expect == "answer" else 0)
-            ranking = answerer._score([gold.question], hits)[0][: DEFAULT.judged] if hits else []
+            ranking = answerer._score([gold.question], hits)[0][: policy.judged] if hits else []
             if not ranking:
                 for scores in rows.values():
                     scores.append(-1.0)
