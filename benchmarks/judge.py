@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from core.answering import judge as judge_module  # noqa: E402
 from core.answering.extractive import ExtractiveAnswerer  # noqa: E402
 from core.answering.judge import Judge, candidate_text  # noqa: E402
-from core.answering.policy import DEFAULT, policy_for  # noqa: E402
+from core.answering.policy import DEFAULT, LIMITS, policy_for  # noqa: E402
 from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import load_questions  # noqa: E402
@@ -176,7 +176,7 @@ def main() -> int:
     if args.fragment_model.exists():
         fragment = Judge(
             args.fragment_model,
-            max_tokens=judge_module.Judge.FRAGMENT_TOKENS,
+            max_tokens=LIMITS.judge_fragment_tokens,
             tokenizer_path=judge_module.TOKENIZER_FILE,
         )
         print(f"fragment judge {fragment.id}")

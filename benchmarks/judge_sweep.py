@@ -34,6 +34,7 @@ from _sweep_answerer import SweepAnswerer  # noqa: E402
 
 from core.answering import judge as judge_module  # noqa: E402
 from core.answering.pipeline import Pipeline  # noqa: E402
+from core.answering.policy import LIMITS  # noqa: E402
 from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import Report, judge, load_questions  # noqa: E402
@@ -165,7 +166,7 @@ def main() -> int:
     if args.fragment_model.exists():
         fragment = judge_module.Judge(
             args.fragment_model,
-            max_tokens=judge_module.Judge.FRAGMENT_TOKENS,
+            max_tokens=LIMITS.judge_fragment_tokens,
             tokenizer_path=judge_module.TOKENIZER_FILE,
         )
     sentence = judge_module.Judge(args.model) if args.model else None

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.answering.policy import LIMITS
 from core.common.errors import JudgeError
 from core.common.text import SECTION_SEPARATOR
 from core.vectors.embeddings import cpu_session
@@ -38,22 +39,11 @@ def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
 class Judge:
     """The shipped judge, loaded on first use; safe to share between threads."""
 
-    MAX_TOKENS = 128  # what it was trained on: a question and one sentence fit
-    # The token window of the fragment-level form (scripts/train_judge.py --form fragment; measured, not shipped,
-    # MODEL_CARD.md): question + a whole fragment (up to 900 characters) -> "this fragment answers it".
-    FRAGMENT_TOKENS = 256
-    BATCH = 16
-    CACHE_PAIRS = 20_000  # ~3 MB
-    # The shipped judge's threads: its 12 layers on two cores answer with p95 152-178 ms against 185-248 on one
-    # (benchmarks/quality.py demo, policies, de, fr, alone on a 2-core machine, the same answers). Pool threads
-    # sleep between steps (cpu_session), so concurrent questions don't spin against each other.
-    SHARED_THREADS = 2
-
     def __init__(
         self,
         model_path: Path = MODEL_FILE,
         threads: int = 1,
-        max_tokens: int = MAX_TOKENS,
+        max_tokens: int = LIMITS.judge_tokens,
         tokenizer_path: Path | None = None,
     ) -> None:
         self._model_path = model_path
@@ -68,7 +58,7 @@ class Judge:
     @functools.cached_property
     def id(self) -> str:
         digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest() if self._model_path.exists() else "missing"
-        form = "fragment" if self._max_tokens != Judge.MAX_TOKENS else "sentence"
+        form = "fragment" if self._max_tokens != LIMITS.judge_tokens else "sentence"
         return f"judge:{form}:{digest[:12]}"
 
     def _load(self) -> tuple[object, object]:
@@ -106,7 +96,7 @@ class Judge:
                 for i, probability in zip(missing, fresh, strict=True):
                     out[i] = probability
                     self._cache[(question, candidates[i])] = float(probability)
-                while len(self._cache) > self.CACHE_PAIRS:
+                while len(self._cache) > LIMITS.judge_cache_pairs:
                     self._cache.popitem(last=False)
         return out
 
@@ -128,8 +118,8 @@ class Judge:
         order = np.argsort(lengths, kind="stable")
         takes = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]  # e5 reads no token types
         logits = np.empty(len(candidates), dtype=np.float32)
-        for start in range(0, len(order), self.BATCH):
-            chosen = order[start : start + self.BATCH]
+        for start in range(0, len(order), LIMITS.judge_batch):
+            chosen = order[start : start + LIMITS.judge_batch]
             width = max(int(lengths[chosen].max()), 1)
             feed = {
                 "input_ids": ids[chosen, :width],
@@ -151,5 +141,5 @@ def padding_of(tokenizer: object) -> dict[str, object]:
 
 @functools.cache
 def shared() -> Judge:
-    """One judge per process: every pipeline and answerer shares its session, on up to `Judge.SHARED_THREADS` cores."""
-    return Judge(threads=max(1, min(Judge.SHARED_THREADS, os.cpu_count() or 1)))
+    """One judge per process: every pipeline and answerer shares its session, on up to `LIMITS.judge_threads` cores."""
+    return Judge(threads=max(1, min(LIMITS.judge_threads, os.cpu_count() or 1)))

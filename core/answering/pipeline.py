@@ -141,6 +141,7 @@ class Pipeline:
         self.settings = self.knowledge.settings
         self.policy: AnswerPolicy = policy_for(self.settings)
         self.answerer = answerer or make_answerer(self.settings, self.policy, self.knowledge.embedder)
+        self._surer: tuple[Answerer, AnswerPolicy, Answerer | None] | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> Pipeline:
@@ -261,7 +262,7 @@ class Pipeline:
 
         One retrieval serves both looks: down to the second look's floor when it is on, and the floor's own hits
         are the best of those (the search takes hits in order of score)."""
-        surer = self.answerer.surer(self.policy.second_look_threshold) if second_look_on(self.policy) else None
+        surer = self._second_look_answerer()
         floor = self.policy.min_similarity
         retrieval = self.knowledge.retrieve(question, scope, self.policy.second_look_floor if surer else floor)
         timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
@@ -270,6 +271,15 @@ class Pipeline:
         if surer and verdict.reason in ("no_match", "not_found") and len(retrieval.hits) > len(hits):
             return self._second_look(surer, question, verdict, hits, retrieval.hits, timings, said)
         return verdict, hits
+
+    def _second_look_answerer(self) -> Answerer | None:
+        """The surer copy of the answerer for the second look, made once per answerer and policy (a benchmark or a
+        test may swap either); None when the look is off."""
+        if self._surer is None or self._surer[:2] != (self.answerer, self.policy):
+            look = second_look_on(self.policy)
+            surer = self.answerer.surer(self.policy.second_look_threshold) if look else None
+            self._surer = (self.answerer, self.policy, surer)
+        return self._surer[2]
 
     def _second_look(
         self,

@@ -108,6 +108,12 @@ class Limits:
     max_magnitude: int = 10**12  # a figure or result beyond this is a runaway expression: no price list holds more
     max_claims: int = 20  # statements read from one model reply
     max_reply_bytes: int = 1_000_000  # a model reply longer than this is refused unread
+    # The judge's engine (core/answering/judge.py; MODEL_CARD.md, "Latency").
+    judge_tokens: int = 128  # a question and one candidate, as it was trained
+    judge_fragment_tokens: int = 256  # the fragment-level form (measured, not shipped): a question and a fragment
+    judge_batch: int = 16  # pairs per model call
+    judge_cache_pairs: int = 20_000  # rated pairs remembered (~3 MB)
+    judge_threads: int = 2  # its 12 layers on two cores: p95 152-178 ms against 185-248 on one
 
 
 LIMITS = Limits()

@@ -19,6 +19,7 @@ from core.answering.arithmetic import Amount, CalculationRefused, evaluate
 from core.answering.calculations import check_all
 from core.answering.figures import Unit
 from core.answering.pipeline import Pipeline
+from core.answering.policy import policy_for
 from core.answering.quotes import locate, verify
 from core.common.answers import Calculation, Claim, Draft, FigureInput, Proposal, StatedInput
 from core.common.errors import AnswererError, VerbatimError
@@ -79,7 +80,7 @@ class Bench:
         return Pipeline(self.settings, self.knowledge, answerer), answerer
 
     def hits(self, question: str, scope: str = "public") -> list[Hit]:
-        return self.knowledge.retrieve(question, SCOPES[scope], floor=0.3).hits
+        return self.knowledge.retrieve(question, SCOPES[scope], policy_for(self.settings).min_similarity).hits
 
 
 OAK = "Oak fronts cost 185 EUR per m²."
