@@ -116,6 +116,13 @@ def test_twenty_deliveries_of_one_event_at_once_are_answered_once_from_one_lease
         return first_time(key, ttl)
 
     monkeypatch.setattr(state, "first_time", leasing)
+    linked, read = state.linked, []
+
+    def reading(key: str, *args: object, **kwargs: object) -> object:
+        read.append(key)
+        return linked(key, *args, **kwargs)
+
+    monkeypatch.setattr(state, "linked", reading)
     app = make_app()
     port, stop = start_http_server(app, 0, "127.0.0.1")
     body = event_body(mention(QUESTION, ts="1700000700.000100"), event_id="EvBURST")
@@ -138,6 +145,7 @@ def test_twenty_deliveries_of_one_event_at_once_are_answered_once_from_one_lease
     drain(app)  # a second answer, had any delivery started one, has been posted by now
     assert len(fake_slack.calls("chat.postMessage")) == 1 and held.asked == [QUESTION]
     assert leases == ["slack-event:EvBURST"], "the redeliveries were skipped without asking the store"
+    assert [k for k in read if "EvBURST" in k] == ["slack-answered:EvBURST"], "one store read: the first delivery's"
 
 
 def test_an_answer_starts_after_a_quiet_spell_and_never_later_than_longest():
