@@ -33,8 +33,10 @@ class SweepAnswerer(ExtractiveAnswerer):
         mixed = [(1 - self.judge_mix) * p + self.judge_mix * similarity[(n, b)] for p, n, b in judged]
         return max(mixed, default=0.0) < self.policy.judge_threshold
 
-    def _accepted_parts(self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]) -> list[Scored]:
-        return super()._accepted_parts(parts, rankings, hits) if self.judge_parts else []
+    def _accepted_parts(
+        self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit], language: str | None
+    ) -> list[Scored]:
+        return super()._accepted_parts(parts, rankings, hits, language) if self.judge_parts else []
 
     def _fragments_refuse(self, question: str, judged: list[Scored], draft: Draft, hits: Sequence[Hit]) -> bool:
         """Does any fragment the best candidates stand in answer the question, read whole?"""

@@ -38,6 +38,7 @@ from core.answering import judge as judge_module  # noqa: E402
 from core.answering.extractive import ExtractiveAnswerer  # noqa: E402
 from core.answering.judge import Judge, candidate_text  # noqa: E402
 from core.answering.policy import DEFAULT, LIMITS, policy_for  # noqa: E402
+from core.common.language import detect  # noqa: E402
 from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
 from core.measuring.evaluation import load_questions  # noqa: E402
@@ -117,7 +118,7 @@ def gold_set(
         for gold in questions:
             hits = kb.retrieve(gold.question, SCOPES[gold.audience], policy.min_similarity).hits
             labels.append(1 if gold.expect == "answer" else 0)
-            ranking = answerer._score([gold.question], hits)[0][: policy.judged] if hits else []
+            ranking = answerer._score([gold.question], hits, detect(gold.question))[0][: policy.judged] if hits else []
             if not ranking:
                 for scores in rows.values():
                     scores.append(-1.0)

@@ -45,7 +45,7 @@ from core.measuring.report import (
 from core.measuring.selfcheck import run_checks
 from core.retrieval.choosing import folder_advice
 from core.retrieval.knowledge import KnowledgeBase, Retrieval
-from core.store import ACK_WAIT, Entry, Store, conversation_hash, existing_store, open_store
+from core.store import ACK_WAIT, Logged, Store, conversation_hash, existing_store, open_store
 
 __all__ = [
     "ACK_WAIT",
@@ -65,7 +65,6 @@ __all__ = [
     "Disliked",
     "DocumentError",
     "EmbeddingError",
-    "Entry",
     "Fragment",
     "FragmentProgress",
     "Gap",
@@ -76,6 +75,7 @@ __all__ = [
     "KnowledgeBase",
     "KnowledgeError",
     "Leftovers",
+    "Logged",
     "Outcome",
     "Pipeline",
     "Quote",

@@ -40,10 +40,10 @@ def cmd_log(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         return 0
     for entry in entries:
         verdict = "answered" if entry.kind == "answered" else f"refused ({entry.reason})"
-        total = entry.timings.get("total", 0.0)
-        extra = f", feedback {entry.feedback}" if entry.feedback else ""
+        given = [f"{n} {value}" for n, value in ((entry.up, "up"), (entry.down, "down")) if n]
+        extra = f", feedback {', '.join(given)}" if given else ""
         discarded = f", {entry.discarded} discarded" if entry.discarded else ""
-        head = f"{entry.at}  {entry.surface:<8} {verdict}{discarded}, {entry.answerer}, {total:.0f} ms{extra}"
+        head = f"{entry.at}  {entry.surface:<8} {verdict}{discarded}, {entry.answerer}, {entry.total_ms:.0f} ms{extra}"
         print(printable(head), file=out)
         print(f"    Q: {printable(entry.question)}", file=out)
         for statement in entry.statements:

@@ -25,8 +25,9 @@ class Answerer(Protocol):
         """The question as it would be asked on its own, and the model calls that took."""
         ...
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
-        """Whether the hits answer the (standalone) question, and the claims that say so."""
+    def answer(self, question: str, hits: Sequence[Hit], language: str | None = None) -> Draft:
+        """Whether the hits answer the (standalone) question, and the claims that say so. `language` is the
+        question's as the pipeline detected it (ISO 639-1; None when it couldn't tell)."""
         ...
 
     def surer(self, threshold: float) -> Answerer | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from core.answering.arithmetic import (
     Amount,
@@ -70,22 +71,31 @@ def _figure_text(reading: Reading) -> str:
     return f"{_number(reading.written)} {reading.unit}".strip()
 
 
-def check(proposal: Proposal, question: str, quotes: Mapping[int, Sequence[Quote]]) -> Calculation:
-    """The checked calculation, or CalculationRefused saying why.
+@dataclass(frozen=True)
+class Read:
+    """The question's figures and each verified quote's with its figures, by the fragment number the answerer
+    cites: read once, and every proposal's checks work on this reading."""
 
-    `quotes` are the verified quotes by the fragment number the answerer cites.
-    """
+    question: list[Reading]
+    quotes: dict[int, list[tuple[Quote, list[Reading]]]]
+
+    @classmethod
+    def of(cls, question: str, quotes: Mapping[int, Sequence[Quote]]) -> Read:
+        return cls(read_figures(question), {n: [(q, read_figures(q.text)) for q in held] for n, held in quotes.items()})
+
+
+def check(proposal: Proposal, read: Read) -> Calculation:
+    """The checked calculation, or CalculationRefused saying why."""
     name = " ".join(proposal.name.split())[:80] or "calculation"
     _check_shape(proposal)
     tree = parse(proposal.expression)
     env: dict[str, Amount] = {}
     shown: dict[str, str] = {}
     inputs: list[CalculationInput] = []
-    question_figures = read_figures(question)
     for key, source in proposal.inputs:
         if not key.isidentifier() or key.startswith("_") or key in env:
             raise CalculationRefused(f"the input name {key!r} is not allowed")
-        quote, reading = _input_reading(key, source, quotes, question_figures)
+        quote, reading = _input_reading(key, source, read)
         if abs(reading.value) > LIMITS.max_magnitude:
             raise CalculationRefused(f"input {key} is larger than any price in the documents")
         env[key] = Amount(reading.value, reading.unit)
@@ -119,13 +129,11 @@ def _check_shape(proposal: Proposal) -> None:
             raise CalculationRefused("an assumption without its reason")
 
 
-def _input_reading(
-    key: str, source: FigureInput | StatedInput, quotes: Mapping[int, Sequence[Quote]], question: list[Reading]
-) -> tuple[Quote | None, Reading]:
+def _input_reading(key: str, source: FigureInput | StatedInput, read: Read) -> tuple[Quote | None, Reading]:
     """The figure an input names, with the verified quote that holds it (None: the question states it)."""
     if isinstance(source, FigureInput):
         spec = _one_figure(source.figure, f"input {key}:")
-        held = [(q, r) for q in quotes.get(source.fragment, ()) for r in _find(spec, read_figures(q.text))]
+        held = [(q, r) for q, figures in read.quotes.get(source.fragment, ()) for r in _find(spec, figures)]
         if not held:
             raise CalculationRefused(
                 f"input {key} points at {source.figure!r} in fragment {source.fragment}, "
@@ -139,7 +147,7 @@ def _input_reading(
             raise CalculationRefused(f"input {key}: {reading.text!r} is a rate with more than one 'per'")
         return quote, reading
     spec = _one_figure(source.text, f"input {key}:")
-    found = _find(spec, question)
+    found = _find(spec, read.question)
     if not found:
         raise CalculationRefused(f"input {key}: {source.text!r} is not stated in the question")
     return None, found[0]
@@ -165,12 +173,12 @@ def check_all(
     proposals: Sequence[Proposal], claims: Sequence[Claim], hits: Sequence[Hit], question: str
 ) -> tuple[list[Calculation], int]:
     """The proposals that pass every check, and how many were refused (each reason is logged)."""
-    quotes = verified_quotes(claims, hits)
+    read = Read.of(question, verified_quotes(claims, hits))
     checked: list[Calculation] = []
     refused = max(0, len(proposals) - LIMITS.max_calculations)
     for proposal in proposals[: LIMITS.max_calculations]:
         try:
-            checked.append(check(proposal, question, quotes))
+            checked.append(check(proposal, read))
         except CalculationRefused as exc:
             refused += 1
             log.info("calculation %r refused: %s", proposal.name, exc)

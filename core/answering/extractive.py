@@ -70,7 +70,9 @@ class ExtractiveAnswerer:
             return joined, 0
         return resolve_follow_up(question, history[-1].question, joined), 0
 
-    def _score(self, questions: list[str], hits: Sequence[Hit]) -> list[list[tuple[float, int, str]]]:
+    def _score(
+        self, questions: list[str], hits: Sequence[Hit], language: str | None
+    ) -> list[list[tuple[float, int, str]]]:
         candidates: list[tuple[int, str, str]] = []
         for number, hit in enumerate(hits, start=1):
             # A line addressed to an assistant answers no one: it is no candidate, so the next best one can be.
@@ -82,7 +84,7 @@ class ExtractiveAnswerer:
         if not candidates:
             return [[] for _ in questions]
         sentence_vectors = self.embedder.embed([c[2] for c in candidates])
-        terms_of = overlap_terms(detect(questions[0]))
+        terms_of = overlap_terms(language)
         sentence_terms = [terms_of(c[1]) for c in candidates]
         results = []
         for question, q_vector in zip(questions, embed_queries(self.embedder, questions), strict=True):
@@ -98,17 +100,19 @@ class ExtractiveAnswerer:
         return results
 
     def _judged(
-        self, question: str, ranking: list[Scored], hits: Sequence[Hit], naming: frozenset[str] | set[str] = frozenset()
+        self,
+        question: str,
+        ranking: list[Scored],
+        hits: Sequence[Hit],
+        language: str | None,
+        naming: frozenset[str] | set[str] = frozenset(),
     ) -> list[Scored]:
         """The best `policy.judged` candidates by similarity, re-scored by the judge and ranked by it; with `naming`,
-        only the candidates whose sentence or headings name those terms."""
+        only the candidates whose sentence or headings name those terms. The ranking's candidates already fit the
+        question's figures (`_fitting`)."""
         assert self.judge is not None
-        quantities = stated_quantities(question)
 
         def eligible(candidate: Scored) -> bool:
-            # A sentence whose figures in the asked unit say another case ("up to 15 km" for 40 km) doesn't answer.
-            if fits_figures(quantities, candidate[2]) is False:
-                return False
             f = hits[candidate[1] - 1].fragment
             return not naming or named(" ".join([f.title, *f.section, candidate[2]]), set(naming)) == naming
 
@@ -123,7 +127,7 @@ class ExtractiveAnswerer:
         # Near ties go to the candidate whose own heading or text names what is asked about: the judge checks the
         # kind of answer (a duration for "how long is the warranty?"), not what it is of, and rates "We reply
         # within 3 working days" under "How to make a claim" above the list under "Warranty periods".
-        terms_of = overlap_terms(detect(question))
+        terms_of = overlap_terms(language)
         asked = terms_of(question)
 
         def named_share(candidate: Scored) -> float:
@@ -134,39 +138,36 @@ class ExtractiveAnswerer:
         judged.sort(key=lambda item: -(item[0] + self.policy.heading_weight * named_share(item)))
         return judged
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit], language: str | None = None) -> Draft:
+        language = language or detect(question)  # the pipeline passes what it detected; a direct caller needn't
         if self.judge is not None and (about := _ABOUT.fullmatch(question)) and key_terms(about["prefix"]):
             # "…hinges? and what about the finish?": the question moves to the finish; the quote must name it.
             asked = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
-            return self._answer_moved(asked, hits, key_terms(about["topic"]))
+            return self._answer_moved(asked, hits, key_terms(about["topic"]), language)
         parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p)]
         if len(parts) <= 1 and unknown_item(question, hits):
             return Draft(found=False)
-        rankings = self._score([question, *parts] if len(parts) > 1 else [question], hits)
+        rankings = self._score([question, *parts] if len(parts) > 1 else [question], hits, language)
         if self.judge is None:
-            return self._answer_by_similarity(question, rankings, hits)
-        return self._answer_vetted(question, parts, rankings, hits)
+            return self._answer_by_similarity(question, rankings, hits, language)
+        return self._answer_vetted(question, parts, rankings, hits, language)
 
     def _answer_vetted(
-        self, question: str, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]
+        self, question: str, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit], language: str | None
     ) -> Draft:
         """Similarity proposes, as without the judge; the judge refuses it when none of the best candidates
         answers, quotes its own sure pick too, and puts first the quote it rates clearly above similarity's."""
-        # A sentence whose figures in the asked unit say another case ("up to 15 km" for 40 km) doesn't answer.
         asked_texts = [question, *parts] if len(parts) > 1 else [question]
         asked = [stated_quantities(text) for text in asked_texts]
-        rankings = [
-            [c for c in ranking if fits_figures(quantities, c[2]) is not False]
-            for quantities, ranking in zip(asked, rankings, strict=True)
-        ]
-        draft = self._answer_by_similarity(question, rankings, hits)
-        judged = self._judged(question, rankings[0], hits)
+        rankings = [_fitting(quantities, ranking) for quantities, ranking in zip(asked, rankings, strict=True)]
+        draft = self._answer_by_similarity(question, rankings, hits, language)
+        judged = self._judged(question, rankings[0], hits, language)
         veto = self._vetoes(judged, rankings[0])
         # Each part on its own: "can I have glass in a front and what does it cost" is answered by two sentences,
         # neither of which answers the whole.
         accepted_parts = []
         if len(parts) > 1 and draft.found and not draft.calculations:
-            accepted_parts = self._accepted_parts(parts, rankings[1:], hits)
+            accepted_parts = self._accepted_parts(parts, rankings[1:], hits, language)
             veto = veto and not accepted_parts
         draft, held = _rows_holding(draft, asked[0], hits, self.policy.max_statements)
         # The judge reads words, not ranges: it rates "Zone B, 15 to 50 km: 85 EUR." 0.2 for "how much is delivery
@@ -206,11 +207,14 @@ class ExtractiveAnswerer:
         """A veto on whole fragments after the sentences' (none here; benchmarks measure one)."""
         return False
 
-    def _accepted_parts(self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit]) -> list[Scored]:
+    def _accepted_parts(
+        self, parts: list[str], rankings: list[list[Scored]], hits: Sequence[Hit], language: str | None
+    ) -> list[Scored]:
         """Each part's best candidate that the judge accepts for that part alone."""
         accepted = []
         for part, ranking in zip(parts, rankings, strict=True):
-            passing = [j for j in self._judged(part, ranking, hits) if j[0] >= self.policy.judge_threshold]
+            judged = self._judged(part, ranking, hits, language)
+            passing = [j for j in judged if j[0] >= self.policy.judge_threshold]
             if passing:
                 accepted.append(passing[0])
         return accepted
@@ -230,7 +234,9 @@ class ExtractiveAnswerer:
                 claims.insert(0, top)
         return Draft(True, tuple(claims[: self.policy.max_statements]), draft.model_calls)
 
-    def _answer_by_similarity(self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit]) -> Draft:
+    def _answer_by_similarity(
+        self, question: str, rankings: list[list[Scored]], hits: Sequence[Hit], language: str | None
+    ) -> Draft:
         scored = rankings[0]
         if not scored or scored[0][0] < self.policy.found_threshold:
             return Draft(found=False)
@@ -254,16 +260,16 @@ class ExtractiveAnswerer:
             if value < max(self.policy.found_threshold, best - self.policy.near_best):
                 break
             take(value, number, sentence)
-        return self._found(question, chosen, hits)
+        return self._found(question, chosen, hits, language)
 
-    def _found(self, question: str, chosen: list[Claim], hits: Sequence[Hit]) -> Draft:
+    def _found(self, question: str, chosen: list[Claim], hits: Sequence[Hit], language: str | None) -> Draft:
         """The chosen quotes with the calculation a priced question asks for, if one is sure."""
         # A calculation's inputs come from items and rows, not from a whole list: "Zone B, 15 to 50 km: 85 EUR."
         # is what the 85 EUR is quoted from, not the list of every zone.
         narrowed = _items_of_lists(chosen, hits)
 
         def rank(questions: list[str]) -> list[list[Scored]]:
-            return [[c for c in r if not _is_whole(hits, c[1], c[2])] for r in self._score(questions, hits)]
+            return [[c for c in r if not _is_whole(hits, c[1], c[2])] for r in self._score(questions, hits, language)]
 
         extra, proposals = propose(question, hits, narrowed, rank)
         claims = [*chosen, *extra]
@@ -279,11 +285,12 @@ class ExtractiveAnswerer:
             claims = used or claims
         return Draft(found=True, claims=tuple(claims), calculations=tuple(proposals))
 
-    def _answer_moved(self, question: str, hits: Sequence[Hit], naming: set[str]) -> Draft:
+    def _answer_moved(self, question: str, hits: Sequence[Hit], naming: set[str], language: str | None) -> Draft:
         """A follow-up moved to a new topic ("…hinges? and what about the finish?"): only a sentence whose text
         or headings name the topic may answer, the judge decides among them, and what it accepts is quoted,
         best first."""
-        judged = self._judged(question, self._score([question], hits)[0], hits, naming)
+        ranking = _fitting(stated_quantities(question), self._score([question], hits, language)[0])
+        judged = self._judged(question, ranking, hits, language, naming)
         if not judged:
             return Draft(found=False)
         best = max(p for p, _, _ in judged)
@@ -297,7 +304,7 @@ class ExtractiveAnswerer:
                 and sum(c.fragment == number for c in chosen) < self.policy.per_fragment
             ):
                 chosen.append(Claim(sentence, number, sentence))
-        return self._found(question, chosen, hits)
+        return self._found(question, chosen, hits, language)
 
 
 def _whole(hits: Sequence[Hit], number: int, quote: str) -> Block | None:
@@ -341,6 +348,11 @@ def _rows_holding(draft: Draft, quantities: Sequence[Reading], hits: Sequence[Hi
             claims.append(claim)
     kept = tuple(claims[:most])
     return Draft(True, kept, draft.model_calls, draft.calculations), any(row_holds(quantities, c.quote) for c in kept)
+
+
+def _fitting(quantities: Sequence[Reading], ranking: list[Scored]) -> list[Scored]:
+    """The candidates whose figures don't say another case: "up to 15 km" doesn't answer for 40 km."""
+    return [c for c in ranking if fits_figures(quantities, c[2]) is not False]
 
 
 def _overlaps(claim: Claim, number: int, quote: str) -> bool:

@@ -248,7 +248,7 @@ class LLMAnswerer:
             raise ValueError("the reply's content is not text")
         return content
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit], language: str | None = None) -> Draft:
         blocks = [f"[{n}] {hit.fragment.heading}\n{hit.fragment.text}" for n, hit in enumerate(hits, start=1)]
         user = "Fragments:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
         messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]

@@ -47,18 +47,20 @@ def decide(
     hits: Sequence[Hit],
     timings: dict[str, float] | None = None,
     said: str | None = None,
+    language: str | None = None,
 ) -> Verdict:
     """The three barriers on retrieved hits: the floor (no hits), the found flag, quote verification
     (with the calculations checked against the verified quotes).
 
     `said` is what the user wrote (this question and the conversation's earlier ones): a quantity
-    "from your question" must stand there, not only in a model's rewrite of it.
+    "from your question" must stand there, not only in a model's rewrite of it. `language` is the question's,
+    detected once by the pipeline.
     """
     timings = {} if timings is None else timings
     if not hits:
         return Verdict("no_match")  # barrier 1: nothing to improvise from, so no model is called
     mark = time.perf_counter()
-    draft = answerer.answer(question, hits)
+    draft = answerer.answer(question, hits, language)
     timings["answer"] = (time.perf_counter() - mark) * 1000
     if not draft.found:
         return Verdict("not_found", model_calls=draft.model_calls)  # barrier 2
@@ -228,7 +230,7 @@ class Pipeline:
                 verdict = Verdict("language", language=language, languages=readable)
             else:
                 said = " ".join([*(turn.question for turn in history), question])
-                verdict, hits = self._retrieve_and_decide(standalone, scope, timings, said)
+                verdict, hits = self._retrieve_and_decide(standalone, scope, timings, said, language)
                 # Dated here, not in decide(): whether a document is past review depends on today and settings.
                 dated = date_quotes(verdict.statements, hits, self.settings.review_days)
                 verdict = replace(verdict, statements=dated)
@@ -256,7 +258,7 @@ class Pipeline:
         return answer
 
     def _retrieve_and_decide(
-        self, question: str, scope: frozenset[str], timings: dict[str, float], said: str
+        self, question: str, scope: frozenset[str], timings: dict[str, float], said: str, language: str | None
     ) -> tuple[Verdict, list[Hit]]:
         """The verdict on the hits at the floor and, for a refusal, the second look's on those below it.
 
@@ -267,9 +269,9 @@ class Pipeline:
         retrieval = self.knowledge.retrieve(question, scope, self.policy.second_look_floor if surer else floor)
         timings["embed"], timings["search"] = retrieval.embed_ms, retrieval.search_ms
         hits = [hit for hit in retrieval.hits if hit.score >= floor]
-        verdict = decide(self.answerer, question, hits, timings, said=said)
+        verdict = decide(self.answerer, question, hits, timings, said=said, language=language)
         if surer and verdict.reason in ("no_match", "not_found") and len(retrieval.hits) > len(hits):
-            return self._second_look(surer, question, verdict, hits, retrieval.hits, timings, said)
+            return self._second_look(surer, question, verdict, hits, retrieval.hits, timings, said, language)
         return verdict, hits
 
     def _second_look_answerer(self) -> Answerer | None:
@@ -290,6 +292,7 @@ class Pipeline:
         wider: list[Hit],
         timings: dict[str, float],
         said: str,
+        language: str | None,
     ) -> tuple[Verdict, list[Hit]]:
         """A refused question looked at again with the hits below the floor, where the judge must be surer: "how
         much is the care kit oil?" is answered by a care guide's sentence in a fragment only 0.397 similar to it as
@@ -297,7 +300,7 @@ class Pipeline:
         stands unless the surer answerer answers from the wider hits."""
         mark = time.perf_counter()
         try:
-            second = decide(surer, question, wider, said=said)
+            second = decide(surer, question, wider, said=said, language=language)
         except StoreUnavailable:
             raise
         except VerbatimError as exc:  # an honest refusal is not turned into an error by a look it didn't need

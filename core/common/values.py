@@ -120,7 +120,8 @@ class Document:
 
 @dataclass(frozen=True)
 class LogRecord:
-    """One answer as the run log keeps it: what `record` writes and `answer` and `history` read back."""
+    """One answer as the run log keeps it: what `record` writes. Read back, it is a `Logged` row
+    (core/store/records.py): this record with when and where it was asked and the feedback on it."""
 
     id: str
     question: str
@@ -135,3 +136,7 @@ class LogRecord:
     standalone_question: str = ""  # what was searched; the question when empty
     fragments: tuple[tuple[int, float], ...] = ()  # (fragment id, score) of each retrieved hit, best first
     model_calls: int = 0
+
+    @property
+    def total_ms(self) -> float:
+        return self.timings.get("total", 0.0)

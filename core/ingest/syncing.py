@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
@@ -100,12 +100,14 @@ def sync(
     progress: Progress | None = None,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     replace: bool = False,
+    parsed: Mapping[str, Document] | None = None,
 ) -> SyncReport:
     """Bring the index in line with the folder: add, update, remove; skip unchanged files.
 
     A `progress` callback with a `fragments` method (`FragmentListener`) also hears how far a
     document's fragments are, with their rate. Another folder, or one that would remove most of the
-    index, is refused before anything changes unless `replace` (see `core.ingest.guard`).
+    index, is refused before anything changes unless `replace` (see `core.ingest.guard`). `parsed` holds documents
+    already read (by relative path), used when the file and its metadata are still the ones they were read from.
     """
     started = time.perf_counter()
     files, unreadable, skipped = list_folder(folder)
@@ -132,7 +134,7 @@ def sync(
             if progress:
                 progress(number, len(files), rel)
             previous = known.get(rel)
-            doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes)
+            doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes, parsed or {})
             if doc is not None:
                 batches.add(doc, bool(previous and previous.state != "failed") or rel in moved, moved.get(rel))
         batches.finish()
@@ -159,6 +161,7 @@ def _changed_document(
     index: IndexStore,
     report: SyncReport,
     limit: int,
+    parsed: Mapping[str, Document],
 ) -> Document | None:
     """The file read as a document when it is new or changed; None when it is unchanged or fails (its failure
     recorded in the index and the report)."""
@@ -185,15 +188,17 @@ def _changed_document(
         if previous.state == "indexed" and previous.language is not None:
             report.unchanged += 1
             return None
-    try:
-        doc = parse_document(rel, data, defaults, sidecar, meta_sha, sha256=sha)
-    except DocumentError as exc:
-        _fail(index, report, rel, data, str(exc))
-        return None
-    except Exception as exc:  # a reader's bug or a hostile file (recursion, memory) fails only this one
-        log.warning("reading %s raised %s", rel, type(exc).__name__, exc_info=True)
-        _fail(index, report, rel, data, f"it can't be read ({type(exc).__name__}: {str(exc)[:200]})")
-        return None
+    doc = parsed.get(rel)  # read already (the embedder's sample), from these very bytes and metadata
+    if doc is None or (doc.sha256, doc.meta_sha256) != (sha, meta_sha):
+        try:
+            doc = parse_document(rel, data, defaults, sidecar, meta_sha, sha256=sha)
+        except DocumentError as exc:
+            _fail(index, report, rel, data, str(exc))
+            return None
+        except Exception as exc:  # a reader's bug or a hostile file (recursion, memory) fails only this one
+            log.warning("reading %s raised %s", rel, type(exc).__name__, exc_info=True)
+            _fail(index, report, rel, data, f"it can't be read ({type(exc).__name__}: {str(exc)[:200]})")
+            return None
     return replace(doc, modified=_modified(file))  # a big document is held once, as fragments, from here on
 
 

@@ -53,7 +53,7 @@ class ScriptedAnswerer:
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return question, 0
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit], language: str | None = None) -> Draft:
         self.calls += 1
         if isinstance(self.draft, Exception):
             raise self.draft

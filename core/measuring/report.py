@@ -60,7 +60,7 @@ class QuotedAs:
 
 @dataclass(frozen=True)
 class Disliked:
-    """An answer someone marked 👎, with the quotes it showed."""
+    """An answer someone marked 👎, with the quotes it showed: the report's view of a `Logged` row."""
 
     id: str
     at: str
@@ -71,6 +71,13 @@ class Disliked:
     down: int
     up: int
     quotes: tuple[QuotedAs, ...]
+
+    @classmethod
+    def of(cls, entry: Logged) -> Disliked:
+        quotes = tuple(QuotedAs(q["text"], q["caption"]) for q in _quoted(entry))
+        return cls(
+            entry.id, entry.at, entry.surface, entry.question, entry.kind, entry.reason, entry.down, entry.up, quotes
+        )
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ class Instruction:
 
 @dataclass(frozen=True)
 class Slow:
+    """One of the slowest answers: the report's view of a `Logged` row."""
+
     id: str
     at: str
     surface: str
@@ -101,6 +110,10 @@ class Slow:
     kind: str
     total_ms: float
     timings: dict[str, float]
+
+    @classmethod
+    def of(cls, entry: Logged) -> Slow:
+        return cls(entry.id, entry.at, entry.surface, entry.question, entry.kind, entry.total_ms, entry.timings)
 
 
 @dataclass(frozen=True)
@@ -234,7 +247,7 @@ def build_report(
     reasons = Counter(e.reason or "" for e in entries if e.kind == "refused")
     # Most 👎 first; among equals, the most recent.
     disliked = sorted(sorted((e for e in entries if e.down), key=lambda e: e.at, reverse=True), key=lambda e: -e.down)
-    slowest = sorted(entries, key=lambda e: -e.timings.get("total", 0.0))[:top]
+    slowest = sorted(entries, key=lambda e: -e.total_ms)[:top]
     indexed = _indexed(corpus)
     documents_quoted, documents_never, sections_quoted, sections_never = _usage(entries, indexed)
     return Report(
@@ -247,27 +260,12 @@ def build_report(
         gaps=tuple(find_gaps(entries, knowledge.embedder, corpus, similarity)),
         up=sum(e.up for e in entries),
         down=sum(e.down for e in entries),
-        disliked=tuple(
-            Disliked(
-                e.id,
-                e.at,
-                e.surface,
-                e.question,
-                e.kind,
-                e.reason,
-                e.down,
-                e.up,
-                tuple(QuotedAs(q["text"], q["caption"]) for q in _quoted(e)),
-            )
-            for e in disliked[: top * 2]
-        ),
+        disliked=tuple(Disliked.of(e) for e in disliked[: top * 2]),
         documents_quoted=documents_quoted,
         documents_never=documents_never,
         sections_quoted=sections_quoted,
         sections_never=sections_never,
-        slowest=tuple(
-            Slow(e.id, e.at, e.surface, e.question, e.kind, e.timings.get("total", 0.0), e.timings) for e in slowest
-        ),
+        slowest=tuple(Slow.of(e) for e in slowest),
         gap_similarity=similarity,
         instructions=indexed.instructions,
     )

@@ -7,8 +7,8 @@ own defaults: on the German and French gold sets it ranks the right fragment fir
 quoting them (refused 92.6 % against 59.3 %, 87.5 % against 12.5 %). The language is the register's
 once the index knows any document (sync records each one's language, unknown ones included, so an
 unchanged folder is never read again for it), else a sample of the folder's documents, read through the
-folder's guard before anything is embedded, so a first index is not embedded twice. Once built, an index
-keeps its embedder (replicas agree).
+folder's guard before anything is embedded, so a first index is not embedded twice; the first sync reuses the
+sampled documents instead of parsing them again. Once built, an index keeps its embedder (replicas agree).
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ import importlib.util
 import logging
 from collections import Counter
 from functools import cache
+from typing import NamedTuple
 
 from core.common.errors import VerbatimError
 from core.common.language import NAMES as LANGUAGE_NAMES
 from core.common.settings import Settings
-from core.ingest.folder import list_folder, read_file
+from core.common.values import Document
+from core.ingest.documents import sha256_of
+from core.ingest.folder import list_folder, outside_metadata, read_file
 from core.ingest.readers import parse_document
 from core.store import Store
 
@@ -30,7 +33,12 @@ log = logging.getLogger(__name__)
 SAMPLE = 20  # documents read to tell the language of a folder nothing is indexed from yet
 
 
-def settled(settings: Settings, store: Store) -> Settings:
+class Settled(NamedTuple):
+    settings: Settings
+    sample: dict[str, Document]  # the documents read to tell a new index's language, by path: sync reuses them
+
+
+def settled(settings: Settings, store: Store) -> Settled:
     """`settings`, with the embedder settled when VERBATIM_EMBEDDER is unset; otherwise unchanged.
 
     An index that exists keeps the embedder it was built with: every replica on one store then agrees, and
@@ -38,19 +46,19 @@ def settled(settings: Settings, store: Store) -> Settings:
     the documents not in English outnumber the English ones and its engine loads here, else MiniLM.
     """
     if settings.embedder_set or settings.embedder != "local":
-        return settings
+        return Settled(settings, {})
     try:
         built_with = store.index.embedder_id()
     except VerbatimError:
         built_with = None
     if built_with is not None:
         kept = built_with.startswith("multilingual:") and _loads()
-        return settings.with_multilingual() if kept else settings
-    counts = languages(settings, store)
+        return Settled(settings.with_multilingual() if kept else settings, {})
+    counts, sample = _languages(settings, store)
     foreign = sum(n for code, n in counts.items() if code != "en")
     if foreign <= counts.get("en", 0) or not _loads():
-        return settings
-    return settings.with_multilingual()
+        return Settled(settings, sample)
+    return Settled(settings.with_multilingual(), sample)
 
 
 def suggestion(settings: Settings, store: Store) -> str:
@@ -66,7 +74,7 @@ def folder_advice(settings: Settings) -> str:
     when VERBATIM_EMBEDDER=local is set, or when it is unset and the multilingual engine is not installed."""
     if settings.embedder != "local" or (not settings.embedder_set and _installed()):
         return ""  # unset, a new index of documents not in English is embedded with the multilingual model
-    return _advice(settings, dict(_sampled(settings)))
+    return _advice(settings, _counted(_sampled(settings)))
 
 
 def _advice(settings: Settings, counts: dict[str, int]) -> str:
@@ -109,29 +117,42 @@ def languages(settings: Settings, store: Store) -> dict[str, int]:
     What sync read is never read again for its language: a folder whose documents are all of unknown language,
     or all failed, is not sampled on every `verbatim index` (a 9.6 MB nested page took 43.5 s a run).
     """
+    return _languages(settings, store)[0]
+
+
+def _languages(settings: Settings, store: Store) -> tuple[dict[str, int], dict[str, Document]]:
+    """`languages`, with the documents sampled for them (none when the register answered)."""
     try:
         counts = store.index.languages()
         if not counts and store.index.known():
-            return {}  # documents seen, none indexed (all failed): nothing to tell, and nothing to read again
+            return {}, {}  # documents seen, none indexed (all failed): nothing to tell, and nothing to read again
     except VerbatimError:
         counts = {}
     if counts:
-        return {code: n for code, n in counts.items() if code}
-    return dict(_sampled(settings))
+        return {code: n for code, n in counts.items() if code}, {}
+    sample = _sampled(settings)
+    return _counted(sample), sample
 
 
-def _sampled(settings: Settings) -> Counter[str]:
-    found: Counter[str] = Counter()
+def _counted(sample: dict[str, Document]) -> dict[str, int]:
+    return dict(Counter(d.language for d in sample.values() if d.language))
+
+
+def _sampled(settings: Settings) -> dict[str, Document]:
+    """Up to SAMPLE documents spread over the folder, read as sync reads them, by relative path."""
+    sample: dict[str, Document] = {}
     folder = settings.knowledge_dir
     try:
         files = list_folder(folder).files
     except VerbatimError:
-        return found
+        return sample
     limit = settings.max_document_bytes
     for path in files[:: max(1, len(files) // SAMPLE)][:SAMPLE]:  # spread over the folder, not its first names
+        rel = path.relative_to(folder).as_posix()
         try:  # through the folder's guard, as a sync reads: no link out of the folder, no secrets, the size limit
-            found[parse_document(path.relative_to(folder).as_posix(), read_file(folder, path, limit)).language] += 1
+            data = read_file(folder, path, limit)
+            defaults, sidecar, meta_sha = outside_metadata(folder, path, limit)
+            sample[rel] = parse_document(rel, data, defaults, sidecar, meta_sha, sha256=sha256_of(data))
         except Exception:
             continue
-    found.pop("", None)
-    return found
+    return sample

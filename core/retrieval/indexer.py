@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from core.common.errors import VerbatimError
 from core.common.settings import Settings
+from core.common.values import Document
 from core.ingest import Progress, SyncReport, sync
 from core.retrieval.loading import LoadedSearch, side_file
 from core.store import IndexStore
@@ -48,8 +49,10 @@ class Indexer:
         model: Embedder,
         loaded: LoadedSearch,
         scopes: Iterable[frozenset[str]],
+        sample: Mapping[str, Document] | None = None,
     ) -> None:
         self.settings, self.index, self.model, self.loaded = settings, index, model, loaded
+        self.sample = dict(sample or {})  # documents already parsed (the embedder's choice): the first sync's
         self.scopes = list(scopes)  # an approximate index is built for each big enough
         self.in_database = index.searching() is not None
         self.lock = threading.Lock()  # one sync at a time
@@ -173,7 +176,9 @@ class Indexer:
                 with self.loaded.holding(self.index.recover):
                     # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
                     limit = self.settings.max_document_bytes
-                    report = sync(Path(self.settings.knowledge_dir), self.index, self.model, progress, limit, replace)
+                    folder = Path(self.settings.knowledge_dir)
+                    report = sync(folder, self.index, self.model, progress, limit, replace, self.sample)
+                    self.sample = {}
             except VerbatimError as exc:
                 self._note(str(exc))
                 raise

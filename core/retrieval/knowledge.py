@@ -21,7 +21,7 @@ import numpy as np
 from core.common.errors import VerbatimError
 from core.common.questions import SCOPES
 from core.common.settings import Settings
-from core.common.values import Hit, text_hash
+from core.common.values import Document, Hit, text_hash
 from core.ingest import Progress, SyncReport
 from core.retrieval.choosing import settled, suggestion
 from core.retrieval.indexer import Indexer
@@ -51,8 +51,9 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None, store: Store | None = None) -> None:
         self.store = store or open_store(settings.data_dir, settings.database_url, settings.database_wait)
+        sample: dict[str, Document] = {}  # documents read to settle the embedder: the first sync reuses them
         if embedder is None:  # an unset VERBATIM_EMBEDDER is settled by the documents' language
-            settings = settled(settings, self.store)
+            settings, sample = settled(settings, self.store)
         self.settings = settings
         self._model = embedder or make_embedder(settings)
         self._languages: tuple[int, tuple[str, ...]] | None = None  # (generation, the documents' languages)
@@ -61,7 +62,7 @@ class KnowledgeBase:
         self.loaded = LoadedSearch(index, on_unreadable=lambda: self.indexer.due_now())
         ranking = index.searching()
         self.search: Search = self.loaded if ranking is None else DatabaseSearch(index, ranking)
-        self.indexer = Indexer(settings, index, self._model, self.loaded, SCOPES.values())
+        self.indexer = Indexer(settings, index, self._model, self.loaded, SCOPES.values(), sample)
 
     def embedder_advice(self) -> str:
         """A sentence when the documents would be read better by another embedder than the index was built with."""

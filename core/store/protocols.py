@@ -12,7 +12,7 @@ import numpy as np
 
 from core.common.values import PER_DOCUMENT, TOP_K, Fragment, Hit, LogRecord
 from core.store.corpus import Corpus
-from core.store.records import Disk, DocumentRecord, Entry, KnownDocument, Logged, Unreferenced
+from core.store.records import Disk, DocumentRecord, KnownDocument, Logged, Unreferenced
 
 if TYPE_CHECKING:
     from core.common.values import Document
@@ -180,15 +180,17 @@ class RunLogStore(Protocol):
         """Record 👍 (`up`) or 👎 (`down`); False when the answer is unknown."""
         ...
 
-    def history(self, conversation: str, limit: int = 3) -> list[LogRecord]:
-        """The conversation's last `limit` answers, oldest first (without their retrieval details)."""
+    def history(self, conversation: str, limit: int = 3) -> list[Logged]:
+        """The conversation's last `limit` answers, oldest first."""
         ...
 
-    def answer(self, answer_id: str) -> LogRecord | None:
-        """A logged answer, for showing again (without its retrieval details)."""
+    def answer(self, answer_id: str) -> Logged | None:
+        """A logged answer, for showing again."""
         ...
 
-    def tail(self, n: int = 10) -> list[Entry]: ...
+    def tail(self, n: int = 10) -> list[Logged]:
+        """The last `n` entries, oldest first (`verbatim log`)."""
+        ...
 
     def since(self, at: str) -> list[Logged]:
         """Every entry logged at or after `at` (ISO 8601 UTC), oldest first, with its feedback counts."""

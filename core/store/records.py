@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from core.common.values import LogRecord
 
 # The files the embedded (SQLite) store keeps in its data folder.
 INDEX_FILE = "index.sqlite3"
@@ -80,35 +82,12 @@ class Unreferenced:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """One run-log row, as `verbatim log` shows it."""
+class Logged(LogRecord):
+    """One run-log row read back: the answer's record, when and where it was asked, and the feedback on it.
 
-    id: str
-    at: str
-    surface: str
-    question: str
-    kind: str
-    reason: str | None
-    statements: list[dict[str, Any]]
-    discarded: int
-    answerer: str
-    timings: dict[str, float]
-    feedback: str
+    `verbatim log`, the gap report, the status and a conversation's history all read this one shape."""
 
-
-@dataclass(frozen=True)
-class Logged:
-    """One run-log row with what the gap report reads: retrieved fragments, timings, feedback counts."""
-
-    id: str
-    at: str  # ISO 8601 UTC, e.g. 2026-01-31T09:15:00Z
-    surface: str
-    question: str
-    standalone_question: str  # what was searched: a follow-up joined with its context
-    kind: str
-    reason: str | None
-    statements: list[dict[str, Any]]
-    fragments: tuple[tuple[int, float], ...]  # (fragment id, score) of each retrieved hit, best first
-    timings: dict[str, float]
-    up: int = 0
-    down: int = 0
+    at: str = ""  # ISO 8601 UTC, e.g. 2026-01-31T09:15:00Z
+    surface: str = ""
+    up: int = 0  # 👍 given
+    down: int = 0  # 👎 given

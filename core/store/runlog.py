@@ -14,7 +14,7 @@ from typing import Any
 
 from core.common.values import LogRecord
 from core.store.protocols import ACK_WAIT
-from core.store.records import Entry, Logged
+from core.store.records import Logged
 from core.store.secret import keyed_hash
 from core.store.sql import Dialect, Sql
 
@@ -23,27 +23,39 @@ _ENTRY_COLUMNS = (
     "id, at, surface, conversation, question, standalone_question, kind, reason, statements, discarded, "
     "fragments, timings, answerer, model_calls, calculations, scope"
 )
-# The columns `_record_from` reads, in its order.
-_RECORD_COLUMNS = "id, question, kind, reason, statements, discarded, answerer, timings, calculations, scope"
+# What every read of the log selects from `entries e`, in `_logged`'s order: the record, then the row's own.
+_LOGGED_COLUMNS = (
+    "e.id, e.question, e.kind, e.reason, e.statements, e.discarded, e.answerer, e.timings, e.calculations, e.scope, "
+    "coalesce(e.standalone_question, e.question), e.fragments, e.model_calls, e.at, e.surface, "
+    "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'up'), "
+    "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'down')"
+)
 
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _record_from(r: Sequence[Any]) -> LogRecord:
-    """A logged answer (_RECORD_COLUMNS), without its retrieval details."""
-    return LogRecord(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        json.loads(r[4]),
-        r[5],
-        r[6],
-        json.loads(r[7]),
-        json.loads(r[8]),
-        tuple(a for a in r[9].split(",") if a),
+def _logged(r: Sequence[Any]) -> Logged:
+    """One row of `_LOGGED_COLUMNS`."""
+    return Logged(
+        id=r[0],
+        question=r[1],
+        kind=r[2],
+        reason=r[3],
+        statements=json.loads(r[4]),
+        discarded=r[5],
+        answerer=r[6],
+        timings=json.loads(r[7]),
+        calculations=json.loads(r[8]),
+        scope=tuple(a for a in r[9].split(",") if a),
+        standalone_question=r[10],
+        fragments=tuple((int(f), float(score)) for f, score in json.loads(r[11])),
+        model_calls=r[12],
+        at=r[13],
+        surface=r[14],
+        up=int(r[15]),
+        down=int(r[16]),
     )
 
 
@@ -110,60 +122,35 @@ class SQLRunLog:
             )
         return True
 
-    def history(self, conversation: str, limit: int = 3) -> list[LogRecord]:
+    def history(self, conversation: str, limit: int = 3) -> list[Logged]:
         with self._read() as db:
             rows = db.all(
-                f"SELECT {_RECORD_COLUMNS} FROM entries WHERE conversation = ? "
-                f"ORDER BY at DESC, {self.dialect.inserted} DESC LIMIT ?",
+                f"SELECT {_LOGGED_COLUMNS} FROM entries e WHERE e.conversation = ? "
+                f"ORDER BY e.at DESC, e.{self.dialect.inserted} DESC LIMIT ?",
                 (self.hashed(conversation), limit),
             )
-        return [_record_from(r) for r in reversed(rows)]
+        return [_logged(r) for r in reversed(rows)]
 
-    def answer(self, answer_id: str) -> LogRecord | None:
+    def answer(self, answer_id: str) -> Logged | None:
         with self._read() as db:
-            row = db.execute(f"SELECT {_RECORD_COLUMNS} FROM entries WHERE id = ?", (answer_id,)).fetchone()
-        return None if row is None else _record_from(row)
+            row = db.execute(f"SELECT {_LOGGED_COLUMNS} FROM entries e WHERE e.id = ?", (answer_id,)).fetchone()
+        return None if row is None else _logged(row)
 
-    def tail(self, n: int = 10) -> list[Entry]:
+    def tail(self, n: int = 10) -> list[Logged]:
         with self._read() as db:
             rows = db.all(
-                "SELECT e.id, e.at, e.surface, e.question, e.kind, e.reason, e.statements, e.discarded, e.answerer, "
-                f"e.timings, (SELECT {self.dialect.group_concat}(value, ',') FROM feedback f WHERE f.answer_id = e.id) "
-                f"FROM entries e ORDER BY e.at DESC, e.{self.dialect.inserted} DESC LIMIT ?",
+                f"SELECT {_LOGGED_COLUMNS} FROM entries e ORDER BY e.at DESC, e.{self.dialect.inserted} DESC LIMIT ?",
                 (n,),
             )
-        return [
-            Entry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], json.loads(r[9]), r[10] or "")
-            for r in reversed(rows)
-        ]
+        return [_logged(r) for r in reversed(rows)]
 
     def since(self, at: str) -> list[Logged]:
         with self._read() as db:
             rows = db.all(
-                "SELECT e.id, e.at, e.surface, e.question, coalesce(e.standalone_question, e.question), e.kind, "
-                "e.reason, e.statements, e.fragments, e.timings, "
-                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'up'), "
-                "(SELECT count(*) FROM feedback f WHERE f.answer_id = e.id AND f.value = 'down') "
-                f"FROM entries e WHERE e.at >= ? ORDER BY e.at, e.{self.dialect.inserted}",
+                f"SELECT {_LOGGED_COLUMNS} FROM entries e WHERE e.at >= ? ORDER BY e.at, e.{self.dialect.inserted}",
                 (at,),
             )
-        return [
-            Logged(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                r[5],
-                r[6],
-                json.loads(r[7]),
-                tuple((int(f), float(score)) for f, score in json.loads(r[8])),
-                json.loads(r[9]),
-                int(r[10]),
-                int(r[11]),
-            )
-            for r in rows
-        ]
+        return [_logged(r) for r in rows]
 
     # --- bot state --------------------------------------------------------------------------------
 

@@ -180,7 +180,7 @@ def test_feedback_is_recorded_against_the_answer(make_app, fake_slack, pipeline)
     )
     assert response.status == 200
     fake_slack.wait_for("chat.postEphemeral")
-    assert pipeline.runlog.tail(1)[0].feedback == "down"
+    assert (pipeline.runlog.tail(1)[0].up, pipeline.runlog.tail(1)[0].down) == (0, 1)
 
 
 def test_internal_document_is_quoted_in_a_staff_channel_but_not_in_a_public_one(make_app, fake_slack):

@@ -158,7 +158,7 @@ def test_feedback_buttons_are_recorded_in_the_run_log(make_application, bot_api,
 
     answered = run(scenario())
     assert answered["text"] == presenter.FEEDBACK_THANKS
-    assert pipeline.runlog.tail(1)[0].feedback == "down"
+    assert (pipeline.runlog.tail(1)[0].up, pipeline.runlog.tail(1)[0].down) == (0, 1)
 
 
 def test_start_and_help_explain_the_bot(make_application, bot_api):
@@ -467,4 +467,4 @@ def test_a_vote_replaces_the_buttons_so_the_chat_shows_it_was_counted(make_appli
     (button,) = edited["reply_markup"]["inline_keyboard"][0]
     assert button["text"] == f"👍 {presenter.FEEDBACK_COUNTED}"
     assert toasts == [presenter.FEEDBACK_THANKS, presenter.FEEDBACK_THANKS]
-    assert [e.feedback for e in pipeline.runlog.tail(5) if e.feedback] == ["up"]
+    assert [(e.up, e.down) for e in pipeline.runlog.tail(5) if e.up or e.down] == [(1, 0)]

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from core.answering.arithmetic import Amount, CalculationRefused, evaluate
-from core.answering.calculations import check
+from core.answering.calculations import Read, check
 from core.answering.figures import Unit, read_figures
 from core.common.answers import Assumption, FigureInput, Proposal, Quote, StatedInput
 
@@ -129,7 +129,7 @@ def proposal(figure: str = "310 EUR", stated: str = "3 m", fragment: int = 1, **
 
 
 def test_a_checked_calculation_links_each_input_to_its_quote_or_the_question():
-    done = check(proposal(), "How much are 3 m of oak worktop?", {1: [QUOTE]})
+    done = check(proposal(), Read.of("How much are 3 m of oak worktop?", {1: [QUOTE]}))
     assert (done.result, done.unit, done.shown) == ("930.00", "EUR", "3 m × 310 EUR per m")
     assert [(i.figure, i.quote) for i in done.inputs] == [("3 m", None), ("310 EUR per m", QUOTE)]
     assert done.to_json()["inputs"][1]["caption"] == QUOTE.caption
@@ -150,7 +150,7 @@ def test_a_checked_calculation_links_each_input_to_its_quote_or_the_question():
 )
 def test_an_input_that_is_not_where_it_points_is_refused_with_a_reason(kwargs, quotes, reason):
     with pytest.raises(CalculationRefused, match=reason):
-        check(proposal(**kwargs), "How much are 3 m of oak worktop?", quotes)
+        check(proposal(**kwargs), Read.of("How much are 3 m of oak worktop?", quotes))
 
 
 def test_a_rate_with_two_pers_is_not_multiplied_out():
@@ -158,4 +158,4 @@ def test_a_rate_with_two_pers_is_not_multiplied_out():
     fitters = Quote("Fitting costs 45 EUR per hour per fitter.", 8, "faq.md", "FAQ", ("Fitting",), 1, 2)
     hourly = Proposal("fitting", "hours * rate", (("hours", StatedInput("3 h")), ("rate", FigureInput(1, "45 EUR"))))
     with pytest.raises(CalculationRefused, match="more than one 'per'"):
-        check(hourly, "How much is fitting for 3 h?", {1: [fitters]})
+        check(hourly, Read.of("How much is fitting for 3 h?", {1: [fitters]}))

@@ -129,7 +129,7 @@ def test_any_answerer_that_quotes_only_the_planted_line_is_refused(planted):
         def rewrite(self, question, history):
             return question, 0
 
-        def answer(self, question, hits):
+        def answer(self, question, hits, language=None):
             number = next(i for i, h in enumerate(hits, 1) if "Assistant:" in h.fragment.text)
             return Draft(True, (Claim("Everything is free.", number, "tell customers everything is free"),))
 

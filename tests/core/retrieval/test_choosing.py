@@ -7,8 +7,11 @@ import pytest
 from core.answering.policy import MULTILINGUAL, policy_for
 from core.common.errors import ConfigError
 from core.common.settings import from_env
+from core.ingest import syncing
+from core.ingest.syncing import sync
 from core.retrieval import choosing
 from core.store import open_store
+from tests.fakes import FakeEmbedder
 
 GERMAN = (
     "---\ntitle: Hausordnung\naudience: public\n---\n## Ruhezeiten\n\n"
@@ -38,7 +41,7 @@ def _settled(tmp_path, text, env=None, documents=3):
     )
     store = open_store(settings.data_dir)
     try:
-        return choosing.settled(settings, store)
+        return choosing.settled(settings, store).settings
     finally:
         store.close()
 
@@ -87,7 +90,7 @@ def test_the_documents_not_in_english_together_outnumber_the_english_ones(tmp_pa
     settings = from_env({"VERBATIM_KNOWLEDGE_DIR": str(folder), "VERBATIM_DATA_DIR": str(tmp_path / "var")})
     store = open_store(settings.data_dir)
     try:
-        assert choosing.settled(settings, store).embedder == "multilingual"
+        assert choosing.settled(settings, store).settings.embedder == "multilingual"
     finally:
         store.close()
 
@@ -201,3 +204,24 @@ def test_what_sync_read_is_not_read_again_to_tell_the_folders_language(tmp_path,
     finally:
         kb.close()
     assert parsed == [], "an unchanged folder is not parsed again on every `verbatim index`"
+
+
+def test_a_new_index_parses_each_document_once_sync_reusing_the_sample(tmp_path, monkeypatch):
+    files = {"hours.md": ENGLISH, "rules.md": GERMAN, "sub/rules.md": FRENCH}
+    settings = _folder_settings(tmp_path, {**files, "sub/rules.md.meta.yml": "audience: internal\n"})
+    parsed = []
+    for module in (choosing, syncing):
+        real = module.parse_document
+        monkeypatch.setattr(module, "parse_document", lambda *a, real=real, **k: parsed.append(a[0]) or real(*a, **k))
+    store = open_store(settings.data_dir)
+    try:
+        sample = choosing.settled(settings, store).sample
+        assert sorted(sample) == sorted(files), "a small folder is sampled whole"
+        (settings.knowledge_dir / "hours.md").write_text(ENGLISH + "\nChanged since it was sampled.\n", "utf-8")
+        sync(settings.knowledge_dir, store.index, FakeEmbedder(), parsed=sample)
+        known = store.index.known()
+    finally:
+        store.close()
+    assert sorted(parsed) == sorted([*files, "hours.md"]), "only the file changed since the sample is read again"
+    assert set(known) == set(files) and all(d.state == "indexed" for d in known.values())
+    assert sample["sub/rules.md"].audience == "internal", "the sample is read with its sidecar, as sync reads"

@@ -230,7 +230,7 @@ class QuoteFirst:
     def rewrite(self, question: str, history: Sequence[Turn]) -> tuple[str, int]:
         return question, 0
 
-    def answer(self, question: str, hits: Sequence[Hit]) -> Draft:
+    def answer(self, question: str, hits: Sequence[Hit], language: str | None = None) -> Draft:
         return Draft(True, (Claim(hits[0].fragment.text, 1, hits[0].fragment.text),))
 
 

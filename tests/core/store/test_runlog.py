@@ -20,7 +20,7 @@ def test_run_log_records_answers_and_feedback_without_raw_keys(extractive):
     assert extractive.feedback(answer.id, "up", "slack", who="U123")
     assert not extractive.feedback("no-such-answer", "down", "slack")
     entry = extractive.runlog.tail(1)[0]
-    assert (entry.id, entry.surface, entry.kind, entry.feedback) == (answer.id, "slack", "answered", "up")
+    assert (entry.id, entry.surface, entry.kind, entry.up, entry.down) == (answer.id, "slack", "answered", 1, 0)
     raw = extractive.runlog.path.read_bytes()
     assert b"T1:C1:1700.1" not in raw and b"U123" not in raw
 
