@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.common.text import split_sentences
+from core.common.text import TABLE_ROW, split_sentences
 
 _BULLET = re.compile(r"^\s*(?:[-*+•])\s+")
 _NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
-_TABLE_ROW = re.compile(r"[^:;]{1,80}: [^;]*(?:; [^:;]{1,80}: [^;]*)+")
 # A sentence that starts with one of these leans on the sentence before ("Es gilt auch für …").
 _LEANING = frozenset(
     [
@@ -100,7 +99,7 @@ def _lines(text: str) -> list[_Line]:
             kind = "bullet"
         elif _NUMBERED.match(raw):
             kind = "numbered"
-        elif _TABLE_ROW.fullmatch(stripped):
+        elif TABLE_ROW.fullmatch(stripped):
             kind = "row"
         else:
             kind = "prose"

@@ -9,14 +9,14 @@ SECTION_SEPARATOR = " › "
 # A sentence ends at . ! or ? followed by space and something that can start a sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
 # A table row as the readers write it (`Header: value; Header: value`) is one unit, never cut.
-_TABLE_ROW = re.compile(r"[^:;]{1,80}: [^;]*(?:; [^:;]{1,80}: [^;]*)+")
+TABLE_ROW = re.compile(r"[^:;]{1,80}: [^;]*(?:; [^:;]{1,80}: [^;]*)+")
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a paragraph; each list line also stands alone, and a table row stays whole."""
     sentences: list[str] = []
     for line in text.split("\n"):
-        if _TABLE_ROW.fullmatch(line.strip()):
+        if TABLE_ROW.fullmatch(line.strip()):
             sentences.append(line.strip())
             continue
         sentences.extend(s.strip() for s in _cut(line) if s.strip())

@@ -1,173 +1,35 @@
-"""The PostgreSQL store: the same behaviour as SQLite's, shared by replicas, and search in SQL.
+"""What only the PostgreSQL store does: search in SQL (the same hits as SQLite's in memory), pgvector's column
+and index, its migrations, replicas sharing one database, and the database URL and its errors. What every
+store does, on SQLite and PostgreSQL alike, is in test_store.py.
 
-A real PostgreSQL 16 with pgvector is started once per run by `pgserver` (a dev dependency) on a
-Unix socket in a temp folder (`tests/postgres.py`); each test gets its own database. When no server
-can be started the tests are skipped with the reason.
+A real PostgreSQL with pgvector is started once per run by `pgserver` (a dev dependency) on a Unix socket in a
+temp folder (`tests/postgres.py`); each test gets its own database. When no server can be started the tests
+are skipped with the reason, and fail under CI.
 """
 
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from core.common.answers import Answer, turns_from
 from core.common.errors import ConfigError
 from core.common.questions import SCOPES
 from core.common.settings import Settings, from_env
 from core.ingest import sync
-from core.ingest.fragments import fragment_document, fragment_hash
-from core.ingest.readers import parse_document
 from core.retrieval.knowledge import KnowledgeBase
 from core.retrieval.search import Searcher
-from core.store import Store, open_store
+from core.store import open_store
 from core.vectors.embeddings import normalise
 from tests.fakes import FakeEmbedder, mixed_handbook
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
 
 PRICES = "---\ntitle: Prices\naudience: public\n---\n## Fronts\n\nOak fronts cost 185 EUR per m².\n"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def make_store(request, tmp_path) -> Iterator[Callable[[], Store]]:
-    """Opens stores on one shared place: a data folder (SQLite) or a database (PostgreSQL)."""
-    url = request.getfixturevalue("database_url") if request.param == "postgres" else ""
-    opened: list[Store] = []
-
-    def make() -> Store:
-        opened.append(open_store(tmp_path / "store", url))
-        return opened[-1]
-
-    yield make
-    for store in opened:
-        store.close()
-
-
-# --- the same behaviour on both stores ------------------------------------------------------------------
-
-
-def test_an_event_is_first_seen_once_whichever_store_instance_asks(make_store):
-    one, two = make_store(), make_store()
-    assert one.state.first_time("slack-event:Ev1")
-    assert not two.state.first_time("slack-event:Ev1")
-    assert two.state.first_time("slack-event:Ev2")
-    assert two.state.first_time("slack-event:Ev1", ttl=0.0), "an id older than its ttl counts as new again"
-
-
-def test_conversation_links_are_shared_and_replaced(make_store):
-    one, two = make_store(), make_store()
-    one.state.link("telegram-message:7:1000", "conversation-a")
-    assert two.state.linked("telegram-message:7:1000") == "conversation-a"
-    assert two.state.linked("telegram-message:7:1001") is None
-    two.state.link("telegram-message:7:1000", "conversation-b")
-    assert one.state.linked("telegram-message:7:1000") == "conversation-b"
-
-
-def test_rate_slots_are_shared_and_say_how_long_to_wait(make_store):
-    one, two = make_store(), make_store()
-    assert one.state.take_slot("user:1", limit=2) == 0
-    assert two.state.take_slot("user:1", limit=2) == 0
-    wait = one.state.take_slot("user:1", limit=2, window=60.0)
-    assert 0 < wait <= 60.0
-    assert two.state.take_slot("user:2", limit=2) == 0, "limits are per key"
-    assert one.state.take_slot("user:1", limit=2, window=0.0) == 0, "slots older than the window are free again"
-
-
-def test_a_stamp_is_claimed_by_one_store_per_period(make_store):
-    one, two = make_store(), make_store()
-    assert one.state.stamped("digest") is None
-    assert one.state.claim("digest", every=100.0, now=1000.0)
-    assert not two.state.claim("digest", every=100.0, now=1050.0)
-    assert two.state.stamped("digest") == 1000.0
-    assert two.state.claim("digest", every=100.0, now=1100.0)
-
-
-def test_the_run_log_keeps_answers_feedback_and_history(make_store, pipeline):
-    store = make_store()
-    answer = pipeline.ask("How much is a walnut worktop?", frozenset({"public"}), "slack", conversation="T1:C1:1")
-    store.runlog.record(answer.to_record(), "slack", "T1:C1:1")
-    assert store.runlog.feedback(answer.id, "up", "slack", who="U1")
-    assert not store.runlog.feedback("no-such-answer", "down", "slack")
-    other = make_store()
-    entry = other.runlog.tail(1)[0]
-    assert (entry.id, entry.surface, entry.kind, entry.feedback) == (answer.id, "slack", answer.kind, "up")
-    assert [t.question for t in turns_from(other.runlog.history("T1:C1:1"))] == ["How much is a walnut worktop?"]
-    record = other.runlog.answer(answer.id)
-    assert record is not None
-    again = Answer.from_record(record)
-    assert (again.statements, again.calculations) == (answer.statements, answer.calculations)
-    logged = other.runlog.since("2000-01-01T00:00:00Z")
-    assert [(entry.id, entry.up, entry.down) for entry in logged] == [(answer.id, 1, 0)]
-    assert logged[0].fragments == tuple((h.fragment_id, round(h.score, 4)) for h in answer.retrieved)
-
-
-def test_the_generation_moves_with_the_content_and_only_then(make_store, write_kb, fake_embedder):
-    kb = write_kb({"prices.md": PRICES})
-    index = make_store().index
-    sync(kb, index, fake_embedder)
-    first = index.generation()
-    sync(kb, index, fake_embedder)
-    assert index.generation() == first, "an unchanged folder leaves the generation alone"
-    (kb / "prices.md").write_text(PRICES.replace("185", "199"), encoding="utf-8")
-    sync(kb, index, fake_embedder)
-    changed = index.generation()
-    assert changed != first
-    assert index.load().generation == changed
-    assert "199" in index.load().fragments[0].text
-    (kb / "other.md").write_text("# Other\n\nSomething else entirely here.", encoding="utf-8")
-    (kb / "prices.md").unlink()
-    sync(kb, index, fake_embedder)
-    assert index.generation() not in (first, changed)
-    assert [(r.path, r.state) for r in index.register()] == [("other.md", "indexed"), ("prices.md", "removed")]
-    assert [f.document for f in index.load().fragments] == ["other.md"]
-
-
-def test_vectors_are_found_again_by_fragment_hash(make_store, write_kb, fake_embedder):
-    kb = write_kb({"prices.md": PRICES})
-    index = make_store().index
-    sync(kb, index, fake_embedder)
-    corpus = index.load()
-    assert index.vectors_for(["no-such-hash"]) == {}
-    # A changed file whose fragments' text is unchanged (only its owner moved) embeds nothing: the vectors
-    # are found again by hash.
-    (kb / "prices.md").write_text(PRICES.replace("audience: public", "audience: public\nowner: Sales"), "utf-8")
-    report = sync(kb, index, fake_embedder)
-    assert (report.updated, report.embedded) == (1, 0)
-    assert np.array_equal(index.load().matrix, corpus.matrix)
-
-
-def test_a_run_that_died_mid_document_leaves_batches_the_next_run_reuses_and_never_shows(make_store, write_kb):
-    """A process killed between two batches runs no `abort`: its staged rows stay, unsearched, and the next
-    run finds their vectors by hash instead of embedding them again (on both stores, for replicas too)."""
-    sections = "\n\n".join(f"## Part {i}\n\nItem {i} of the catalogue costs {i} euros." for i in range(6))
-    kb = write_kb({"catalogue.md": f"---\ntitle: Catalogue\naudience: public\n---\n{sections}\n"})
-    dead = make_store().index
-    doc = parse_document("catalogue.md", (kb / "catalogue.md").read_bytes(), {}, {}, "")
-    fragments = fragment_document(doc)[:4]
-    dead.reset(FakeEmbedder().id)  # as `sync` does first on an empty index
-    dead.mark_indexing(doc)
-    dead.stage(
-        doc.path,
-        fragments,
-        [fragment_hash(f) for f in fragments],
-        FakeEmbedder().embed([f.embedded_text for f in fragments]),
-    )
-    # ... and the process dies here: no commit, no abort.
-    index = make_store().index
-    assert len(index.load().fragments) == 0, "a dead run's batches are never searched"
-    report = sync(kb, index, FakeEmbedder())
-    assert (report.added + report.updated, report.embedded, report.fragments) == (1, 2, 6)
-    assert len(index.load().fragments) == 6
-
-
-# --- PostgreSQL only ------------------------------------------------------------------------------------
 
 
 def _folder(write_kb) -> Path:
@@ -306,9 +168,8 @@ def test_a_scope_the_index_cuts_short_is_ranked_exactly(tmp_path, database_url, 
         assert len(pg.retrieve("oak worktop", SCOPES["internal"], 0.1).hits) == 5
         assert index.exact_searches == before + 1  # type: ignore[attr-defined]
         # Scanning on (pgvector 0.8), the same 100-wide search finds the public row through the index.
-        monkeypatch.setattr(
-            index.policy, "plan", lambda db, audiences, wanted: Plan(False, 100, 20_000, exhaustive=True)
-        )  # type: ignore[attr-defined]
+        exhaustive = Plan(False, 100, 20_000, exhaustive=True)
+        monkeypatch.setattr(index.policy, "plan", lambda db, audiences, wanted: exhaustive)  # type: ignore[attr-defined]
         got = pg.retrieve("oak worktop wood", SCOPES["public"], 0.1).hits
         assert [h.fragment for h in got] == [h.fragment for h in expected]
         assert index.exact_searches == before + 1  # type: ignore[attr-defined]
@@ -334,11 +195,6 @@ def test_the_vector_column_follows_the_embedder(database_url, tmp_path, write_kb
             ).fetchone()[0]
             indexes = [r[0] for r in db.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'fragments'")]
         assert kind == f"vector({dim})"
-        with psycopg.connect(database_url) as db:
-            digest = db.execute("SELECT hash FROM fragments").fetchone()[0]
-        found = store.index.vectors_for([digest, "no-such-hash"])
-        assert list(found) == [digest]
-        assert np.array_equal(found[digest], store.index.load().matrix[0])
         assert any("hnsw" in d and "vector_cosine_ops" in d for d in indexes)
     finally:
         store.close()
@@ -359,29 +215,6 @@ def test_migrations_are_recorded_and_applied_once(database_url, tmp_path):
     ]
 
 
-_CHILD = """
-import sys
-from core.store import open_store
-store = open_store('unused', sys.argv[1])
-print(store.state.first_time('slack-event:Ev9'), store.state.first_time('slack-event:Ev9'))
-store.state.link('telegram-message:1:2', 'conversation-from-child')
-store.close()
-"""
-
-
-def test_another_process_on_the_same_database_shares_events_and_links(database_url, tmp_path):
-    child = subprocess.run(
-        [sys.executable, "-c", _CHILD, database_url], capture_output=True, text=True, check=True, cwd=Path.cwd()
-    )
-    assert child.stdout.split() == ["True", "False"]
-    store = open_store(tmp_path, database_url)
-    try:
-        assert not store.state.first_time("slack-event:Ev9")
-        assert store.state.linked("telegram-message:1:2") == "conversation-from-child"
-    finally:
-        store.close()
-
-
 def test_one_replica_indexes_and_the_other_answers_from_it_without_embedding(
     database_url, tmp_path, write_kb, fake_embedder
 ):
@@ -390,7 +223,7 @@ def test_one_replica_indexes_and_the_other_answers_from_it_without_embedding(
     other = FakeEmbedder()
     first, second = KnowledgeBase(settings, fake_embedder), KnowledgeBase(settings, other)
     try:
-        with first.store.index.sole_indexer() as mine:  # type: ignore[attr-defined]
+        with first.store.index.sole_indexer() as mine:
             assert mine
             report = second.sync(wait=False)  # another replica is indexing: this one doesn't
             assert (report.added, report.unchanged) == (0, 0)
