@@ -21,7 +21,6 @@ serves them all.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import tempfile
 from dataclasses import replace
@@ -128,15 +127,6 @@ def _outcomes(
     return out
 
 
-def _quality_module():
-    """benchmarks/quality.py, for its business and validation sets (valid-en, businesses-de, …)."""
-    spec = importlib.util.spec_from_file_location("quality", ROOT / "benchmarks" / "quality.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="demo,policies,clapnq", help="set names, or QUESTIONS.jsonl:KNOWLEDGE_DIR")
@@ -191,7 +181,8 @@ def main() -> int:
     sets |= {name: [(Path(name.split(":", 1)[0]), Path(name.split(":", 1)[1]))] for name in names if ":" in name}
     with tempfile.TemporaryDirectory(prefix="verbatim-valid-") as tmp:
         if any(n.startswith(("valid-", "businesses-")) for n in names):
-            quality = _quality_module()
+            import quality  # benchmarks/quality.py, beside this one: its business and validation sets
+
             sets |= quality.business_sets() | quality.validation_sets(Path(tmp))
         unknown = [n for n in names if n not in sets]
         if unknown:

@@ -114,7 +114,7 @@ def probes() -> list[tuple[str, bool, str]]:
         try:
             kb.sync()
             for before, question, needle, where in PROBES:
-                history = []
+                history: list[Turn] = []
                 for earlier in before:
                     answer = pipeline.answer(earlier, SCOPES["public"], history)
                     history.append(Turn(earlier, answer_as_turn(answer)))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,21 +23,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _chat import DEMO_QUESTIONS, warm_pipeline  # noqa: E402
+
 from bot.slack import build_app, start_http_server  # noqa: E402
 from bot.slack.config import SlackSettings  # noqa: E402
-from core.answering.pipeline import Pipeline  # noqa: E402
-from core.common.settings import Settings  # noqa: E402
 from tests.bot.slack.conftest import SECRET, event_body, mention, signed_headers, slack_api  # noqa: E402
 from tests.fakes import FakeServer, Recorded, Reply  # noqa: E402
 
-QUESTIONS = [
-    "how much is a walnut worktop?",
-    "warranty on hinges?",
-    "when is the balance due?",
-    "how heavy is a 3 m oak worktop?",
-    "do you make windows?",
-    "What is the capital of France?",
-]
+QUESTIONS = [*DEMO_QUESTIONS, "What is the capital of France?"]
 
 
 def main() -> None:
@@ -58,10 +50,7 @@ def main() -> None:
                 posted[request.body["thread_ts"]] = time.perf_counter()
         return slack_api(request)
 
-    with FakeServer(api) as slack, tempfile.TemporaryDirectory() as tmp:
-        pipeline = Pipeline(Settings(knowledge_dir=args.knowledge, data_dir=Path(tmp)))
-        pipeline.knowledge.sync()
-        pipeline.answer("warm up the model", frozenset({"public"}))
+    with FakeServer(api) as slack, warm_pipeline(args.knowledge) as pipeline:
         settings = SlackSettings("xoxb-bench", "http", signing_secret=SECRET, api_url=slack.url + "/api/")
         port, stop = start_http_server(build_app(settings, pipeline), 0, "127.0.0.1")
         url = f"http://127.0.0.1:{port}/slack/events"

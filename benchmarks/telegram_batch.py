@@ -10,35 +10,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _chat import DEMO_QUESTIONS, warm_pipeline  # noqa: E402
+
 from bot.telegram import build_application  # noqa: E402
 from bot.telegram.config import TelegramSettings  # noqa: E402
-from core.answering.pipeline import Pipeline  # noqa: E402
-from core.common.settings import Settings  # noqa: E402
 from tests.bot.telegram.conftest import TOKEN, FakeBotAPI, private_message, start, stop  # noqa: E402
 
-QUESTIONS = [
-    "how much is a walnut worktop?",
-    "warranty on hinges?",
-    "when is the balance due?",
-    "how heavy is a 3 m oak worktop?",
-    "do you make windows?",
-    "Can I pay in instalments?",
-]
+QUESTIONS = [*DEMO_QUESTIONS, "Can I pay in instalments?"]
 
 
 async def main(n: int, knowledge: Path) -> None:
     api = FakeBotAPI()
-    with api.server, tempfile.TemporaryDirectory() as tmp:
-        pipeline = Pipeline(Settings(knowledge_dir=knowledge, data_dir=Path(tmp)))
-        pipeline.knowledge.sync()
-        pipeline.answer("warm up the model", frozenset({"public"}))
+    with api.server, warm_pipeline(knowledge) as pipeline:
         application = build_application(
             TelegramSettings(TOKEN, api_base_url=api.base_url, questions_per_minute=100), pipeline
         )

@@ -15,14 +15,13 @@ evals/demo.jsonl asks about.
 
 from __future__ import annotations
 
-import io
 import sys
-import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from minipdf import Flow, PdfWriter
+from reproducible import office_bytes
 
 # Each page is a list of blocks: ("h1" | "h2", text), ("p", text) or ("li", text).
 TERMS: list[list[tuple[str, str]]] = [
@@ -239,9 +238,7 @@ def fitting_guide_docx() -> bytes:
     _table(document, DRAWER_TABLE)
     document.add_heading("After fitting", 1)
     document.add_paragraph(GUIDE_AFTER)
-    out = io.BytesIO()
-    document.save(out)
-    return _reproducible_zip(out.getvalue())
+    return office_bytes(document)
 
 
 def _table(document, rows: list[list[str]]) -> None:  # type: ignore[no-untyped-def]
@@ -254,17 +251,6 @@ def _table(document, rows: list[list[str]]) -> None:  # type: ignore[no-untyped-
             if r == 0:
                 for run in cell.paragraphs[0].runs:
                     run.bold = True
-
-
-def _reproducible_zip(data: bytes) -> bytes:
-    """The same archive with fixed timestamps, so regenerating gives identical bytes."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            fixed = zipfile.ZipInfo(info.filename, date_time=(2026, 9, 15, 0, 0, 0))
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            target.writestr(fixed, source.read(info.filename))
-    return out.getvalue()
 
 
 def main(argv: list[str]) -> int:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -16,6 +18,15 @@ pytest_plugins = ["tests.postgres"]
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_KB = REPO / "knowledge"
+
+
+def load_file(path: Path) -> ModuleType:
+    """A script outside the packages (benchmarks/, scripts/, .ci/), loaded as a module named for its file."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(autouse=True)

@@ -3,12 +3,13 @@ not in its document. The image itself is built and run by .ci/container (docs/co
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,11 +45,7 @@ def test_ci_runs_the_container_check_before_the_readmes_test_command():
 
 @pytest.fixture
 def checks():
-    spec = importlib.util.spec_from_file_location("container_checks", ROOT / ".ci" / "container_checks.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / ".ci" / "container_checks.py")
 
 
 def _answer(tmp_path: Path, quote: str) -> str:

@@ -4,23 +4,16 @@ its `__init__` says), and no module or function grows past the size limits (scri
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "core"
 STAGES = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").is_file())
-
-
-def _sizes():
-    spec = importlib.util.spec_from_file_location("sizes", ROOT / "scripts" / "sizes.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def allowed(stage: str) -> set[str]:
@@ -88,7 +81,7 @@ def test_the_adapters_use_only_the_public_api():
 
 
 def test_no_module_or_function_is_over_the_size_limits():
-    sizes = _sizes()
+    sizes = load_file(ROOT / "scripts" / "sizes.py")
     big_modules = [f"{name}: {lines} lines" for lines, name in sizes.modules() if lines > sizes.MODULE_LINES]
     big_functions = [f"{name}: {lines} lines" for lines, name in sizes.functions() if lines > sizes.FUNCTION_LINES]
     assert not big_modules + big_functions, "\n".join(big_modules + big_functions)
@@ -195,7 +188,7 @@ def test_a_package_door_only_opens():
 
 
 def test_no_module_imports_names_from_its_own_package_door():
-    # `from core.store import Entry` inside core/store/runlog.py goes through the __init__ that imports runlog's
+    # `from core.store import Logged` inside core/store/runlog.py goes through the __init__ that imports runlog's
     # neighbours: the loop the door's re-exports would hide from the cycle check above. Inside a package, a module
     # imports its sibling modules (or a sibling module itself: `from core.ingest.readers import html_hidden`).
     found = []

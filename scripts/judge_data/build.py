@@ -14,12 +14,10 @@ byte-for-byte reproducible. Run validate.py after it: every label must still fin
 from __future__ import annotations
 
 import html
-import io
 import json
 import re
 import shutil
 import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from minipdf import Flow, PdfWriter, wrap
+from reproducible import office_bytes
 
 from core.ingest.readers.markdown import split_front_matter
 from core.ingest.readers.tables import rows_as_lines
@@ -111,9 +110,7 @@ def docx_bytes(title: str, parts: list[Piece]) -> bytes:
                     table.cell(r, c).text = value
         else:
             document.add_paragraph(piece.text)
-    out = io.BytesIO()
-    document.save(out)
-    return _reproducible_zip(out.getvalue())
+    return office_bytes(document)
 
 
 def pdf_bytes(title: str, parts: list[Piece]) -> bytes:
@@ -189,19 +186,7 @@ def xlsx_bytes(title: str, parts: list[Piece]) -> bytes:
             raise ValueError(f"an xlsx document holds only headings and tables, not {piece.kind} {piece.text[:40]!r}")
     book.properties.title = title
     book.properties.created = book.properties.modified = __import__("datetime").datetime(2026, 9, 15)
-    out = io.BytesIO()
-    book.save(out)
-    return _reproducible_zip(out.getvalue())
-
-
-def _reproducible_zip(data: bytes) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            fixed = zipfile.ZipInfo(info.filename, date_time=(2026, 9, 15, 0, 0, 0))
-            fixed.compress_type = zipfile.ZIP_DEFLATED
-            target.writestr(fixed, source.read(info.filename))
-    return out.getvalue()
+    return office_bytes(book)
 
 
 RENDER = {"docx": docx_bytes, "pdf": pdf_bytes, "html": html_bytes, "xlsx": xlsx_bytes}

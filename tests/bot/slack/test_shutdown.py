@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -169,19 +170,29 @@ def posted_texts(slack: FakeSlack) -> list[str]:
     return [json.dumps(call.body) for call in slack.calls("chat.postMessage")]
 
 
-@pytest.mark.parametrize("mode", DELIVERIES)
-def test_sigterm_mid_answer_finishes_the_answer_and_exits_0(tmp_path, model, mode):
+@contextmanager
+def terminated_mid_answer(
+    tmp_path: Path, model: tuple[Model, FakeSlack], mode: str, grace: float
+) -> Iterator[subprocess.Popen[str]]:
+    """The bot, given a question over `mode` and sent SIGTERM once the question reached the model; killed after."""
     fake_model, slack = model
-    bot = DELIVERIES[mode](tmp_path, slack, 60.0)
+    bot = DELIVERIES[mode](tmp_path, slack, grace)
     try:
         wait_until(fake_model.asked.is_set, "the question reached the model", bot, tmp_path)
         bot.send_signal(signal.SIGTERM)
+        yield bot
+    finally:
+        bot.kill()
+
+
+@pytest.mark.parametrize("mode", DELIVERIES)
+def test_sigterm_mid_answer_finishes_the_answer_and_exits_0(tmp_path, model, mode):
+    fake_model, slack = model
+    with terminated_mid_answer(tmp_path, model, mode, 60.0) as bot:
         stopping = "finishing the answers under way"
         wait_until(lambda: stopping in output(tmp_path), "the bot began to stop", bot, tmp_path)
         fake_model.release.set()  # only now can the answer finish: after the signal
         assert bot.wait(WAIT) == 0, output(tmp_path)
-    finally:
-        bot.kill()
     (answer,) = slack.calls("chat.postMessage")
     assert answer.body["thread_ts"] == THREAD and "185 EUR" in json.dumps(answer.body["blocks"])
     assert slack.calls("reactions.remove"), "the ⏳ is taken off"
@@ -189,14 +200,9 @@ def test_sigterm_mid_answer_finishes_the_answer_and_exits_0(tmp_path, model, mod
 
 @pytest.mark.parametrize("mode", DELIVERIES)
 def test_an_answer_that_cannot_finish_in_the_grace_period_gets_the_apology(tmp_path, model, mode):
-    fake_model, slack = model
-    bot = DELIVERIES[mode](tmp_path, slack, 0.5)
-    try:
-        wait_until(fake_model.asked.is_set, "the question reached the model", bot, tmp_path)
-        bot.send_signal(signal.SIGTERM)  # the model never answers
+    _, slack = model
+    with terminated_mid_answer(tmp_path, model, mode, 0.5) as bot:  # the model never answers
         assert bot.wait(WAIT) == 0, output(tmp_path)
-    finally:
-        bot.kill()
     (told,) = slack.calls("chat.postMessage")
     assert told.body["thread_ts"] == THREAD and told.body["text"] == f"⚠️ {presenter.RESTARTING}"
     assert [r.body["name"] for r in slack.calls("reactions.remove")] == ["hourglass_flowing_sand"]

@@ -1,4 +1,5 @@
 import asyncio
+import contextlib
 import html.parser
 import json
 import logging
@@ -30,13 +31,21 @@ def run(coro):
     return asyncio.run(coro)
 
 
-async def ask_privately(make_application, bot_api, updates, count=None, timeout=WAIT, **overrides):
+@contextlib.asynccontextmanager
+async def polled(make_application, bot_api, updates, **overrides):
+    """An application long-polling the fake, fed `updates` in one batch, and stopped after: stop() returns only once
+    every update it fetched has been handled, so whatever it would send has been sent."""
     application = make_application(**overrides)
     await polling(application, bot_api, [updates])
     try:
-        return await bot_api.wait_for("sendMessage", count or len(updates), timeout)
+        yield
     finally:
         await stop(application)
+
+
+async def ask_privately(make_application, bot_api, updates, count=None, timeout=WAIT, **overrides):
+    async with polled(make_application, bot_api, updates, **overrides):
+        return await bot_api.wait_for("sendMessage", count or len(updates), timeout)
 
 
 def test_private_question_is_answered_as_a_reply_with_blockquote_and_caption(make_application, bot_api):
@@ -69,15 +78,15 @@ def test_an_internal_only_fact_is_refused_to_customers(make_application, bot_api
 
 def test_group_chatter_is_ignored_and_mentions_replies_and_ask_are_answered(make_application, bot_api, pipeline):
     async def scenario():
-        application = make_application()
         text = "@verbatim_test_bot how much is a walnut worktop?"
         chatter = group_message("anyone for lunch?")
         mentioned = group_message(text, entities=mention_entities(text))
         asked = group_message(
             "/ask how long is the warranty on hinges?", entities=[{"type": "bot_command", "offset": 0, "length": 4}]
         )
-        await polling(application, bot_api, [[chatter, mentioned, asked]])
-        try:
+        # Once stopped, every fetched update (the chatter included) has been handled: a reply to the chatter
+        # would be among the calls checked below.
+        async with polled(make_application, bot_api, [chatter, mentioned, asked]):
             sent = await bot_api.wait_for("sendMessage", 2)
             reply_to_bot = group_message(
                 "and a beech one?",
@@ -92,10 +101,6 @@ def test_group_chatter_is_ignored_and_mentions_replies_and_ask_are_answered(make
             bot_api.updates.append([reply_to_bot])
             sent = await bot_api.wait_for("sendMessage", 3)
             return sent, chatter, mentioned, asked, reply_to_bot
-        finally:
-            # Not a pause to let things settle: stop() returns only once every fetched update (the chatter
-            # included) has been handled, so a reply to the chatter would be among the calls checked below.
-            await stop(application)
 
     _sent, chatter, mentioned, asked, reply_to_bot = run(scenario())
     replied_to = [s.body["reply_parameters"]["message_id"] for s in bot_api.calls("sendMessage")]
@@ -108,9 +113,7 @@ def test_group_chatter_is_ignored_and_mentions_replies_and_ask_are_answered(make
 
 def test_a_reply_to_the_bots_answer_continues_the_conversation(make_application, bot_api):
     async def scenario():
-        application = make_application()
-        await polling(application, bot_api, [[private_message("How much is a solid oak worktop?")]])
-        try:
+        async with polled(make_application, bot_api, [private_message("How much is a solid oak worktop?")]):
             first = (await bot_api.wait_for("sendMessage"))[0]
             answer_id = 1000  # the fake numbers the bot's messages from 1000
             follow = private_message(
@@ -125,8 +128,6 @@ def test_a_reply_to_the_bots_answer_continues_the_conversation(make_application,
             )
             bot_api.updates.append([follow])
             return (await bot_api.wait_for("sendMessage", 2))[1].body
-        finally:
-            await stop(application)
 
     second = run(scenario())
     assert "53 kg" in second["text"]
@@ -134,9 +135,7 @@ def test_a_reply_to_the_bots_answer_continues_the_conversation(make_application,
 
 def test_feedback_buttons_are_recorded_in_the_run_log(make_application, bot_api, pipeline):
     async def scenario():
-        application = make_application()
-        await polling(application, bot_api, [[private_message("how much is a walnut worktop?")]])
-        try:
+        async with polled(make_application, bot_api, [private_message("how much is a walnut worktop?")]):
             sent = (await bot_api.wait_for("sendMessage"))[0].body
             data = sent["reply_markup"]["inline_keyboard"][0][1]["callback_data"]
             bot_api.updates.append(
@@ -153,8 +152,6 @@ def test_feedback_buttons_are_recorded_in_the_run_log(make_application, bot_api,
                 ]
             )
             return (await bot_api.wait_for("answerCallbackQuery"))[0].body
-        finally:
-            await stop(application)
 
     answered = run(scenario())
     assert answered["text"] == presenter.FEEDBACK_THANKS
@@ -215,24 +212,18 @@ def test_fifty_users_in_one_batch_are_all_answered_once(make_application, bot_ap
     assert chats == list(range(100, 150))
 
 
-def test_webhook_accepts_the_right_secret_and_rejects_a_wrong_one(make_application, pipeline, bot_api, unused_port):
-    async def scenario():
-        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
-        await start(application)
-        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
-        try:
-            body = json.dumps(private_message("how much is a walnut worktop?"))
-            wrong = await post_update(unused_port, body, "nope")
-            right = await post_update(unused_port, body, "s3cret")
-            sent = await bot_api.wait_for("sendMessage")
-            return wrong.status_code, right.status_code, sent
-        finally:
-            server.stop()
-            await stop(application)
-
-    wrong, right, sent = run(scenario())
-    assert wrong == 403 and right == 200
-    assert len(sent) == 1 and "520 EUR" in sent[0].body["text"]
+@contextlib.asynccontextmanager
+async def webhook_listening(make_application, pipeline, port: int):
+    """A started application in webhook mode, listening on 127.0.0.1:`port`/hook for the secret "s3cret"; stopped
+    after, which answers every update it took."""
+    application = make_application(webhook_url=f"http://127.0.0.1:{port}/hook", webhook_secret="s3cret")
+    await start(application)
+    server = await webhook.listen(application, "127.0.0.1", port, "hook", "s3cret", pipeline)
+    try:
+        yield
+    finally:
+        server.stop()
+        await stop(application)
 
 
 async def post_update(port: int, body: str | bytes, secret: str | None, **headers: str) -> httpx.Response:
@@ -243,14 +234,25 @@ async def post_update(port: int, body: str | bytes, secret: str | None, **header
         return await client.post(f"http://127.0.0.1:{port}/hook", content=body, headers=sent)
 
 
+def test_webhook_accepts_the_right_secret_and_rejects_a_wrong_one(make_application, pipeline, bot_api, unused_port):
+    async def scenario():
+        async with webhook_listening(make_application, pipeline, unused_port):
+            body = json.dumps(private_message("how much is a walnut worktop?"))
+            wrong = await post_update(unused_port, body, "nope")
+            right = await post_update(unused_port, body, "s3cret")
+            sent = await bot_api.wait_for("sendMessage")
+            return wrong.status_code, right.status_code, sent
+
+    wrong, right, sent = run(scenario())
+    assert wrong == 403 and right == 200
+    assert len(sent) == 1 and "520 EUR" in sent[0].body["text"]
+
+
 def test_webhook_refuses_big_and_ill_shaped_bodies_and_answers_a_redelivered_update_once(
     make_application, pipeline, bot_api, unused_port, caplog
 ):
     async def scenario():
-        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
-        await start(application)
-        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
-        try:
+        async with webhook_listening(make_application, pipeline, unused_port):
             big = b'{"update_id": 1, "pad": "' + b"x" * (2 * webhook.MAX_BODY_BYTES) + b'"}'
             statuses = {
                 "too big": (await post_update(unused_port, big, "s3cret")).status_code,
@@ -263,13 +265,10 @@ def test_webhook_refuses_big_and_ill_shaped_bodies_and_answers_a_redelivered_upd
             statuses["again"] = (await post_update(unused_port, update, "s3cret")).status_code
             await bot_api.wait_for("sendMessage")
             return statuses
-        finally:
-            server.stop()
-            await stop(application)  # answers every update taken: a second answer would be sent by now
 
     with caplog.at_level(logging.DEBUG):
         statuses = run(scenario())
-    sent = bot_api.calls("sendMessage")
+    sent = bot_api.calls("sendMessage")  # after the stop: a second answer would have been sent by now
     assert statuses == {"too big": 413, "no secret": 403, "not json": 400, "a list": 400, "first": 200, "again": 200}
     assert len(sent) == 1
     assert "4,100" not in caplog.text
@@ -279,18 +278,12 @@ def test_webhook_on_a_full_disk_acknowledges_the_update_and_the_asker_hears_the_
     make_application, pipeline, bot_api, unused_port, caplog
 ):
     async def scenario():
-        application = make_application(webhook_url=f"http://127.0.0.1:{unused_port}/hook", webhook_secret="s3cret")
-        await start(application)
-        server = await webhook.listen(application, "127.0.0.1", unused_port, "hook", "s3cret", pipeline)
-        try:
+        async with webhook_listening(make_application, pipeline, unused_port):
             pipeline.store.runlog.db = FullDiskConnection(pipeline.store.runlog.db)  # the update's id can't be kept
             update = json.dumps(private_message("how much is a walnut worktop?"))
             status = (await post_update(unused_port, update, "s3cret")).status_code
             await bot_api.wait_for("sendMessage")
             return status
-        finally:
-            server.stop()
-            await stop(application)
 
     with caplog.at_level(logging.INFO):
         status = run(scenario())
@@ -444,9 +437,7 @@ def test_webhook_mode_registers_its_secret_answers_and_drains_on_stop(make_appli
 
 def test_a_vote_replaces_the_buttons_so_the_chat_shows_it_was_counted(make_application, bot_api, pipeline):
     async def scenario():
-        application = make_application()
-        await polling(application, bot_api, [[private_message("how much is a walnut worktop?")]])
-        try:
+        async with polled(make_application, bot_api, [private_message("how much is a walnut worktop?")]):
             sent = (await bot_api.wait_for("sendMessage"))[0].body
             data = sent["reply_markup"]["inline_keyboard"][0][0]["callback_data"]  # 👍
             message = {"message_id": 5, "date": 0, "chat": {"id": 7, "type": "private"}, "text": "answer"}
@@ -460,8 +451,6 @@ def test_a_vote_replaces_the_buttons_so_the_chat_shows_it_was_counted(make_appli
             bot_api.updates.append([{"update_id": 99997, "callback_query": {**query, "id": "cb3", "data": done}}])
             answers = await bot_api.wait_for("answerCallbackQuery", count=2)
             return edited, [a.body["text"] for a in answers]
-        finally:
-            await stop(application)
 
     edited, toasts = run(scenario())
     (button,) = edited["reply_markup"]["inline_keyboard"][0]

@@ -1,5 +1,7 @@
 """The extractive answerer (core/answering/extractive.py) on the demo knowledge base: it quotes, calls no model."""
 
+import pytest
+
 from core.common.answers import Turn
 from tests.core.conftest import COMPOUND, PUBLIC, quotes_of
 
@@ -33,11 +35,28 @@ def test_a_follow_up_is_retrieved_together_with_the_previous_question(extractive
     assert any("17.7 kg" in q.text or "53 kg" in q.text for q in quotes_of(answer))
 
 
-def test_a_new_self_contained_question_in_a_conversation_is_not_joined_to_the_old_one(extractive):
-    history = [Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")]
-    answer = extractive.answer("warranty on hinges?", PUBLIC, history)
-    assert answer.standalone_question == "warranty on hinges?"
-    assert "2 years" in quotes_of(answer)[0].text
+WALNUT = Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")
+HINGES = Turn("How long is the warranty on hinges?", "Hardware (hinges, …): 2 years from delivery.")
+
+
+@pytest.mark.parametrize(
+    ("before", "asked", "standalone", "first_quote_holds"),
+    [
+        # A new self-contained question is not joined to the old one.
+        (WALNUT, "warranty on hinges?", "warranty on hinges?", "2 years"),
+        # A follow-up that swaps the item asks the previous question about the new item.
+        (WALNUT, "what about the beech one?", "How much is a beech worktop?", "260 EUR"),
+        # A follow-up that refers back asks about the item it refers to.
+        (HINGES, "and on finishes?", "How long is the warranty on finishes?", "1 year from delivery"),
+    ],
+    ids=["self-contained", "swaps-the-item", "refers-back"],
+)
+def test_a_question_after_a_turn_is_asked_as_the_question_it_stands_for(
+    extractive, before, asked, standalone, first_quote_holds
+):
+    answer = extractive.answer(asked, PUBLIC, [before])
+    assert answer.standalone_question == standalone
+    assert first_quote_holds in quotes_of(answer)[0].text
 
 
 def test_a_new_question_with_an_it_is_not_joined_to_the_previous_topic(extractive):
@@ -80,20 +99,6 @@ def test_a_question_about_a_list_quotes_the_list_whole(extractive):
     assert first.text.startswith("The warranty does not cover:")
     assert "Water damage" in first.text and "unheated rooms" in first.text
     assert first.caption.startswith("Warranty › Exclusions")
-
-
-def test_a_follow_up_that_swaps_the_item_asks_the_previous_question_about_the_new_item(extractive):
-    history = [Turn("How much is a walnut worktop?", "Solid walnut worktop, 38 mm: 520 EUR per running metre.")]
-    answer = extractive.answer("what about the beech one?", PUBLIC, history)
-    assert answer.standalone_question == "How much is a beech worktop?"
-    assert "260 EUR" in quotes_of(answer)[0].text
-
-
-def test_a_follow_up_that_refers_back_asks_about_the_item_it_refers_to(extractive):
-    history = [Turn("How long is the warranty on hinges?", "Hardware (hinges, …): 2 years from delivery.")]
-    answer = extractive.answer("and on finishes?", PUBLIC, history)
-    assert answer.standalone_question == "How long is the warranty on finishes?"
-    assert "1 year from delivery" in quotes_of(answer)[0].text
 
 
 def test_a_distance_inside_a_rows_range_is_answered_by_that_row_alone(extractive):

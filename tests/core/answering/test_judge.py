@@ -1,7 +1,6 @@
 """The answerability judge (core/answering/judge.py) and how the extractive answerer uses it."""
 
 import hashlib
-import importlib.util
 import json
 import re
 from dataclasses import replace
@@ -21,7 +20,7 @@ from core.answering.ranges import fits_figures, row_holds, stated_quantities
 from core.common.answers import Turn
 from core.common.errors import ConfigError, JudgeError, VerbatimError
 from core.common.settings import Settings, from_env
-from tests.conftest import REPO
+from tests.conftest import REPO, load_file
 from tests.core.conftest import PUBLIC, quotes_of
 from tests.fakes import quoting
 
@@ -302,11 +301,7 @@ def test_the_second_look_has_each_embedders_own_floor_and_is_off_for_a_remote_on
 
 def _sweep_answerer():
     """benchmarks/_sweep_answerer.py's SweepAnswerer: the extractive answerer with the knobs only benchmarks turn."""
-    spec = importlib.util.spec_from_file_location("sweep_answerer", REPO / "benchmarks" / "_sweep_answerer.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SweepAnswerer
+    return load_file(REPO / "benchmarks" / "_sweep_answerer.py").SweepAnswerer
 
 
 def _fragment_vetted(knowledge, probability):

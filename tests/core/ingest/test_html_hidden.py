@@ -3,13 +3,11 @@ own `<style>` blocks, and matched whatever its case; and what it does show is ke
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from core.ingest.fragments import fragment_document
 from core.ingest.readers import html, parse_document
-from tests.conftest import REPO
+from tests.conftest import REPO, load_file
 
 SHOWN = "Oak fronts cost 185 EUR per square metre."
 SECRET = "Staff get a 90% discount"
@@ -145,16 +143,8 @@ def test_a_script_revealed_body_and_near_misses_are_kept():
         assert shown in text
 
 
-def _benchmark():
-    spec = importlib.util.spec_from_file_location("hostile_documents", REPO / "benchmarks" / "hostile_documents.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_benchmarks_hidden_pages_keep_their_sentence_out_of_the_fragments(in_process_readers):
-    benchmark = _benchmark()
+    benchmark = load_file(REPO / "benchmarks" / "hostile_documents.py")
     for name, make in benchmark.hidden_pages().items():
         document = parse_document(name, make())
         indexed = " ".join(f"{f.section_path} {f.text}" for f in fragment_document(document))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from core.ingest import sync
 from core.ingest.folder import VANISHED
 from core.store import INDEX_FILE
@@ -33,12 +35,17 @@ def watching(index: SQLiteIndex, monkeypatch) -> list[list[str]]:
     return seen
 
 
-def test_a_renamed_file_is_one_update_found_under_one_name_at_every_moment(
-    tmp_path, write_kb, fake_embedder, monkeypatch
-):
+@pytest.fixture
+def indexed(tmp_path, write_kb, fake_embedder) -> tuple[Path, SQLiteIndex]:
+    """A folder of the price list and the warranty, and its index after one sync."""
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
     index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
     sync(kb, index, fake_embedder)
+    return kb, index
+
+
+def test_a_renamed_file_is_one_update_found_under_one_name_at_every_moment(indexed, fake_embedder, monkeypatch):
+    kb, index = indexed
     calls = fake_embedder.calls
     seen = watching(index, monkeypatch)
     (kb / "prices.md").rename(kb / "price-list.md")
@@ -55,12 +62,8 @@ def test_a_renamed_file_is_one_update_found_under_one_name_at_every_moment(
     assert (report.added, report.updated, report.removed) == (0, 1, 0) and searchable(index) == ["prices.md"]
 
 
-def test_a_file_renamed_while_the_sync_reads_the_folder_keeps_its_indexed_version(
-    tmp_path, write_kb, fake_embedder, monkeypatch
-):
-    kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    index = SQLiteIndex(tmp_path / "data" / INDEX_FILE)
-    sync(kb, index, fake_embedder)
+def test_a_file_renamed_while_the_sync_reads_the_folder_keeps_its_indexed_version(indexed, fake_embedder, monkeypatch):
+    kb, index = indexed
     from core.ingest import syncing
 
     listed = syncing.list_folder

@@ -22,7 +22,7 @@ from core.common.values import Hit
 from core.ingest import sync
 from core.measuring.register import read_register, sweep_data
 from core.retrieval.knowledge import KnowledgeBase
-from core.store import INDEX_FILE
+from core.store import INDEX_FILE, IndexStore
 from core.store.migrations import INDEX_MIGRATIONS, migrate
 from core.store.sql import SQLiteDialect
 from core.store.sqlite import SQLiteIndex
@@ -41,16 +41,16 @@ def open_index(tmp_path: Path) -> SQLiteIndex:
     return SQLiteIndex(tmp_path / "data" / INDEX_FILE)
 
 
-def by_path(index: SQLiteIndex) -> dict:
+def by_path(index: IndexStore) -> dict:
     return {record.path: record for record in index.register()}
 
 
 # --- the register's rows ---------------------------------------------------------------------------
 
 
-def test_an_indexed_document_records_its_provenance(tmp_path, write_kb, fake_embedder):
+def test_an_indexed_document_records_its_provenance(engine, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    index = open_index(tmp_path)
+    index = engine.open().index  # on each engine: the register is the store's
     sync(kb, index, fake_embedder)
     prices = by_path(index)["prices.md"]
     assert prices.state == "indexed" and prices.error is None
@@ -68,9 +68,9 @@ def test_an_indexed_document_records_its_provenance(tmp_path, write_kb, fake_emb
     assert warranty.owner is None and warranty.as_of is None and warranty.licence is None
 
 
-def test_a_removed_document_keeps_its_row_but_is_never_searched(tmp_path, write_kb, fake_embedder):
+def test_a_removed_document_keeps_its_row_but_is_never_searched(engine, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    index = open_index(tmp_path)
+    index = engine.open().index  # on each engine: the register is the store's
     sync(kb, index, fake_embedder)
     (kb / "warranty.md").unlink()
     assert sync(kb, index, fake_embedder).removed == 1
@@ -82,9 +82,9 @@ def test_a_removed_document_keeps_its_row_but_is_never_searched(tmp_path, write_
     assert again.removed == 0 and not again.changed and index.generation() == generation  # counted once
 
 
-def test_a_document_put_back_is_added_again(tmp_path, write_kb, fake_embedder):
+def test_a_document_put_back_is_added_again(engine, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES, "warranty.md": WARRANTY})
-    index = open_index(tmp_path)
+    index = engine.open().index  # on each engine: the register is the store's
     sync(kb, index, fake_embedder)
     (kb / "warranty.md").unlink()
     sync(kb, index, fake_embedder)
@@ -95,9 +95,9 @@ def test_a_document_put_back_is_added_again(tmp_path, write_kb, fake_embedder):
     assert sorted(f.document for f in index.load().fragments) == ["prices.md", "warranty.md"]
 
 
-def test_a_failed_document_keeps_its_owner_and_reason_and_loses_its_fragments(tmp_path, write_kb, fake_embedder):
+def test_a_failed_document_keeps_its_owner_and_reason_and_loses_its_fragments(engine, write_kb, fake_embedder):
     kb = write_kb({"prices.md": PRICES})
-    index = open_index(tmp_path)
+    index = engine.open().index  # on each engine: the register is the store's
     sync(kb, index, fake_embedder)
     (kb / "prices.md").write_bytes(b"\xff\xfe not text")
     sync(kb, index, fake_embedder)
