@@ -39,7 +39,10 @@ class Answerer(Protocol):
 def _extractive(settings: Settings, policy: AnswerPolicy, embedder: Embedder) -> Answerer:
     from core.answering.extractive import ExtractiveAnswerer
 
-    return ExtractiveAnswerer(embedder, judge.shared() if settings.judge else None, policy)
+    vetting = judge.shared() if settings.judge else None
+    if vetting is not None:
+        vetting.preload()  # while the knowledge base opens and the first question is embedded and searched
+    return ExtractiveAnswerer(embedder, vetting, policy)
 
 
 def _llm(settings: Settings, policy: AnswerPolicy, embedder: Embedder) -> Answerer:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -28,6 +29,8 @@ from core.vectors.embeddings import cpu_session
 MODEL_DIR = Path(__file__).parents[1] / "data" / "judge"
 MODEL_FILE = MODEL_DIR / "judge.onnx"
 TOKENIZER_FILE = MODEL_DIR / "tokenizer.json"
+
+log = logging.getLogger(__name__)
 
 
 def candidate_text(title: str, section: Sequence[str], sentence: str) -> str:
@@ -54,6 +57,7 @@ class Judge:
         self._session: object | None = None
         self._tokenizer: object | None = None
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._preloading = False
 
     @functools.cached_property
     def id(self) -> str:
@@ -75,6 +79,21 @@ class Judge:
                 self._tokenizer = tokenizer
                 self._session = cpu_session(self._model_path, self._threads, arena=False)
             return self._session, self._tokenizer
+
+    def preload(self) -> None:
+        """Start loading the model on a thread of its own, once: a process asked one question loads it while the
+        question is embedded and searched (on the other core, where there is one), not after."""
+        with self._lock:
+            if self._session is not None or self._preloading:
+                return
+            self._preloading = True
+        threading.Thread(target=self._preload, name="judge-load", daemon=True).start()
+
+    def _preload(self) -> None:
+        try:
+            self._load()
+        except Exception as exc:  # the first question's own load raises it again, with its sentence
+            log.debug("the judge could not be preloaded: %s", exc)
 
     def score(self, question: str, candidates: Sequence[str]) -> np.ndarray:
         """The probability that each candidate answers the question, in the candidates' order.

@@ -208,12 +208,12 @@ class Pipeline:
         conversation: str | None = None,
     ) -> Answer:
         """Retrieve, decide, log: the one path every surface's question takes."""
-        question = clean_question(question)
+        question = clean_question(question)  # as it is when a surface cleaned it to check it
         started = time.perf_counter()
         timings: dict[str, float] = {}
         calls = 0
         hits: list[Hit] = []
-        standalone = question
+        standalone: str = question
         reply = ""
         try:
             if history:

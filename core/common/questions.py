@@ -27,12 +27,19 @@ def scope_of(name: str) -> frozenset[str]:
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def clean_question(text: str) -> str:
+class Question(str):
+    """A question as `clean_question` left it: a surface that cleaned one to check it hands it on, and it is not
+    cleaned again."""
+
+
+def clean_question(text: str) -> Question:
     """Control characters dropped and whitespace folded; raises VerbatimError for an empty or over-long
     question."""
+    if isinstance(text, Question):
+        return text
     question = " ".join(_ESCAPES.sub("", text).split())
     if not question:
         raise VerbatimError("The question is empty.")
     if len(question) > MAX_QUESTION_CHARS:
         raise VerbatimError(f"The question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,}.")
-    return question
+    return Question(question)

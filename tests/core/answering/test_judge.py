@@ -3,6 +3,7 @@
 import hashlib
 import json
 import re
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -522,3 +523,16 @@ def test_a_judge_without_its_model_raises_its_own_error_naming_the_file(tmp_path
     missing = tmp_path / "judge.onnx"
     with pytest.raises(JudgeError, match=f"The answerability judge {re.escape(str(missing))} is missing"):
         Judge(missing, tokenizer_path=MODEL_DIR / "tokenizer.json").score("how long is the warranty?", ["Two years."])
+
+
+def test_a_preloaded_judge_loads_once_on_its_own_thread_and_a_failed_preload_still_raises_when_asked(tmp_path):
+    judge = Judge()
+    judge.preload()
+    judge.preload()  # once: the second finds the first under way
+    assert [t.name for t in threading.enumerate()].count("judge-load") <= 1
+    rated = judge.score("How long is the warranty?", ["Warranty › Periods: Joinery carries a five year warranty."])
+    assert judge._session is not None and rated.shape == (1,), "the question waited for the load under way"
+    missing = Judge(tmp_path / "judge.onnx", tokenizer_path=MODEL_DIR / "tokenizer.json")
+    missing.preload()
+    with pytest.raises(JudgeError, match="is missing"):
+        missing.score("how long is the warranty?", ["Two years."])
