@@ -68,7 +68,7 @@ def build_app(
         raise ConfigError(f"Slack rejected SLACK_BOT_TOKEN ({exc}).") from exc
     except OSError as exc:  # urllib's URLError and socket errors: Slack is out of reach
         raise VerbatimError(f"Could not reach Slack at {client.base_url} to check SLACK_BOT_TOKEN ({exc}).") from exc
-    topics = tuple(pipeline.knowledge.titles(SCOPES["internal"]))
+    topics = tuple(pipeline.titles(SCOPES["internal"]))
     voice = Voice(settings.company, settings.example_question, topics, main_language(pipeline) or "en")
     # Bolt runs ack functions and lazy listeners on one executor: a command's ack would queue behind answers
     # under way. Answers get an executor of their own, and start only in a lull between acknowledgements.

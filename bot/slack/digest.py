@@ -32,7 +32,7 @@ def due(last: float | None, now: float, every: float = WEEK) -> bool:
 def tick(client: WebClient, pipeline: Pipeline, channel: str, now: float | None = None) -> bool:
     """Post the digest if it is due and no other process has just claimed it; True when this call posted it."""
     now = time.time() if now is None else now
-    state = pipeline.store.state
+    state = pipeline.state
     if not due(state.stamped(KEY), now) or not state.claim(KEY, WEEK, now):
         return False
     gaps = recent_gaps(pipeline.knowledge, 7.0, now)

@@ -61,7 +61,7 @@ class _Inject(Middleware):
             # Before the acknowledgement only this read: it skips an event answered already, and shows that
             # the store answers. The lease that makes one process the answerer is a write, taken by the answer
             # (`take_event`): a burst of acknowledgements never waits on the disk.
-            answered = self.deps.pipeline.store.state.linked(answered_key(event_id), wait=ACK_WAIT) is not None
+            answered = self.deps.pipeline.state.linked(answered_key(event_id), wait=ACK_WAIT) is not None
         except StoreUnavailable as exc:
             # Not acknowledged, so Slack delivers it again (after about 1 and 5 minutes), to this replica or
             # another; the first delivery after the database is back is answered, once. The asker hears of

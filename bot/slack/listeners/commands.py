@@ -58,7 +58,7 @@ def _replayed(command: dict[str, Any], deps: Deps) -> bool:
     if not trigger:
         return False
     try:
-        return not deps.pipeline.store.state.first_time(f"slack-command:{trigger}", ttl=900.0)
+        return not deps.pipeline.state.first_time(f"slack-command:{trigger}", ttl=900.0)
     except StoreUnavailable:
         return False  # answering a replay twice costs less than not answering the asker at all
 

@@ -144,7 +144,7 @@ def take_event(deps: Deps, context: dict[str, Any]) -> bool:
     event_id = context.get("event_id")
     if not event_id:
         return True
-    if deps.pipeline.store.state.first_time(f"slack-event:{event_id}", ttl=EVENT_LEASE_SECONDS):
+    if deps.pipeline.state.first_time(f"slack-event:{event_id}", ttl=EVENT_LEASE_SECONDS):
         return True
     deps.accepted.drop(event_id)  # the next delivery to this process asks the store again
     log.info("skipping event %s: another process has taken it", event_id)
@@ -157,6 +157,6 @@ def mark_answered(deps: Deps, context: dict[str, Any]) -> None:
     if not event_id:
         return
     try:
-        deps.pipeline.store.state.link(answered_key(event_id), "answered")
+        deps.pipeline.state.link(answered_key(event_id), "answered")
     except VerbatimError as exc:  # the database down, a full disk: the lease still keeps it from a second answer
         log.warning("could not mark event %s answered: %s", event_id, exc)
