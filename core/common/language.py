@@ -35,11 +35,13 @@ _FUNCTION_WORDS = {
     "fr": "le la les est sont un une des comment quel quelle quels quelles quand où qui pourquoi je mon ma mes "
     "nous vous votre vos et ou pour avec sur du au aux ce cette ces combien puis peut peux faut-il faut "
     "est-ce que qu'est-ce c'est y a-t-il il elle coûte coute prix payer livraison livrez jours congé congés "
-    "pas ne mais dans par chez commande facture garantie dure durée gratuit gratuite",
+    "pas ne mais dans par chez commande facture garantie dure durée gratuit gratuite de",
     "es": "el la los las es son un una unos unas cómo como qué cuál cuáles cuándo dónde donde quién quienes por "
     "porque yo mi mis nosotros usted ustedes su sus y o para con en del al esta este estos cuánto cuánta "
     "cuantos cuantas cuánto cuántos cuántas puedo puede pueden hay tengo tiene tienen cuesta cuestan precio "
-    "pagar envío entrega hacéis hacen días vacaciones pedido factura necesito garantía dura gratis también",
+    "pagar envío entrega hacéis hacen días vacaciones pedido factura necesito garantía dura gratis también de "
+    # as typed without accents, as most chat questions are
+    "que cual cuales cuando quien cuanto dias envio garantia haceis tambien",
     "it": "il lo la gli le è sono un una uno come che quale quali quando dove chi perché io mio mia miei noi "
     "voi vostro vostra e o per con su di del della dei al alla questo questa quanto quanta quanti quante "
     "da posso può possono costa costano prezzo pagare consegna consegnate spedizione giorni ferie ordine fattura "
@@ -51,7 +53,7 @@ _FUNCTION_WORDS = {
     "pt": "o a os as é são um uma como que qual quais quando onde quem porque eu meu minha meus nós você vocês "
     "seu sua e ou para com em do da dos das no na nos nas este esta quanto quanta quantos quantas posso "
     "pode podem custa custam preço pagar entrega entregam frete dias férias pedido fatura preciso garantia "
-    "dura grátis tenho tem têm não também",
+    "dura grátis tenho tem têm não também de",
     "pl": "ile jak jaki jaka jakie kiedy gdzie kto dlaczego czy co ja mój moja moje my wy wasz wasza wasze pan "
     "pani i lub albo dla z ze na w we do od po jest są to ten ta mogę może można kosztuje kosztują cena "
     "zapłacić płaci dostawa dostarczacie wysyłka dni urlopu urlop zamówienie faktury faktura gwarancja "
