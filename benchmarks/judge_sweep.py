@@ -34,9 +34,8 @@ from _sweep_answerer import SweepAnswerer  # noqa: E402
 from core.answering import judge as judge_module  # noqa: E402
 from core.answering.pipeline import Pipeline  # noqa: E402
 from core.answering.policy import LIMITS  # noqa: E402
-from core.common.questions import SCOPES  # noqa: E402
 from core.common.settings import Settings  # noqa: E402
-from core.measuring.evaluation import Report, judge, load_questions  # noqa: E402
+from core.measuring.evaluation import Report, asked, judge, load_questions  # noqa: E402
 from core.retrieval.knowledge import KnowledgeBase  # noqa: E402
 
 SETS = {
@@ -116,12 +115,7 @@ def _outcomes(
                 answerer.judge_parts = parts
                 answerer.fragment_judge = fragment if fragment_threshold is not None else None
                 answerer.fragment_threshold = fragment_threshold or 0.0
-                out.append(
-                    [
-                        judge(gold, pipeline.answer(gold.question, SCOPES[gold.audience], surface="eval"))
-                        for gold in questions
-                    ]
-                )
+                out.append([judge(gold, answer) for gold, answer in asked(pipeline, questions)])
         finally:
             pipeline.close()
     return out

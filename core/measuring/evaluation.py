@@ -6,7 +6,7 @@ import json
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -257,6 +257,16 @@ class Report:
         }
 
 
+def asked(pipeline: Pipeline, questions: Sequence[GoldQuestion]) -> Iterator[tuple[GoldQuestion, Answer]]:
+    """Each question asked as a chat user asks it: a follow-up with the turn it follows as its history."""
+    turns: dict[str, Turn] = {}
+    for gold in questions:
+        history = [turns[gold.follows]] if gold.follows else []
+        answer = pipeline.answer(gold.question, SCOPES[gold.audience], history, surface="eval")
+        turns[gold.id] = Turn(gold.question, answer_as_turn(answer))
+        yield gold, answer
+
+
 def evaluate(
     questions: list[GoldQuestion],
     settings: Settings,
@@ -272,11 +282,7 @@ def evaluate(
         try:
             pipeline.knowledge.sync()
             report = Report()
-            turns: dict[str, Turn] = {}  # each question's turn, as history for the questions that follow it up
-            for gold in questions:
-                history = [turns[gold.follows]] if gold.follows else []
-                answer = pipeline.answer(gold.question, SCOPES[gold.audience], history, surface="eval")
-                turns[gold.id] = Turn(gold.question, answer_as_turn(answer))
+            for gold, answer in asked(pipeline, questions):
                 outcome = judge(gold, answer)
                 if gold.expect == "answer":
                     # Ranking quality apart from the floor: would the expected fragment be among the top 5 at all?
