@@ -41,7 +41,7 @@ def _extractive(settings: Settings, policy: AnswerPolicy, embedder: Embedder) ->
 
     vetting = judge.shared() if settings.judge else None
     if vetting is not None:
-        vetting.preload()  # while the knowledge base opens and the first question is embedded and searched
+        vetting.preload()  # while the first question is embedded and searched
     return ExtractiveAnswerer(embedder, vetting, policy)
 
 

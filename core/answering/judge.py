@@ -87,7 +87,8 @@ class Judge:
             if self._session is not None or self._preloading:
                 return
             self._preloading = True
-        threading.Thread(target=self._preload, name="judge-load", daemon=True).start()
+        # Not a daemon: an interpreter that exits while onnxruntime builds the session aborts; exit waits for it.
+        threading.Thread(target=self._preload, name="judge-load").start()
 
     def _preload(self) -> None:
         try:

@@ -222,7 +222,7 @@ class Pipeline:
                 timings["rewrite"] = (time.perf_counter() - mark) * 1000
             language = detect(standalone)
             if language and (readable := self._readable_instead(language)):
-                # "a que hora abren los sabados" reads as Portuguese: on Spanish documents it is Spanish.
+                # "a que hora abren sabados" reads as Portuguese: on Spanish documents it is Spanish.
                 language = neighbour_in(language, self._document_languages_first(readable)) or language
             reply = language or self.main_language()
             if language and (readable := self._readable_instead(language)):

@@ -53,7 +53,7 @@ _FUNCTION_WORDS = {
     "pt": "o a os as é são um uma como que qual quais quando onde quem porque eu meu minha meus nós você vocês "
     "seu sua e ou para com em do da dos das no na nos nas este esta quanto quanta quantos quantas posso "
     "pode podem custa custam preço pagar entrega entregam frete dias férias pedido fatura preciso garantia "
-    "dura grátis tenho tem têm não também de",
+    "dura grátis tenho tem têm não também",
     "pl": "ile jak jaki jaka jakie kiedy gdzie kto dlaczego czy co ja mój moja moje my wy wasz wasza wasze pan "
     "pani i lub albo dla z ze na w we do od po jest są to ten ta mogę może można kosztuje kosztują cena "
     "zapłacić płaci dostawa dostarczacie wysyłka dni urlopu urlop zamówienie faktury faktura gwarancja "
@@ -123,7 +123,7 @@ def detect(text: str, need: int = 2, lead: float = 1.0) -> str | None:
     return _best(words, _VOCAB, set(_VOCAB), need=need, lead=lead, extra=elided)
 
 
-# Languages a chat question's few words can't reliably tell apart: unaccented Spanish ("a que hora abren los
+# Languages a chat question's few words can't reliably tell apart: unaccented Spanish ("a que hora abren
 # sabados") reads as Portuguese. Where the documents are written in one of them, its neighbour is read as it.
 CLOSE: dict[str, frozenset[str]] = {
     "es": frozenset({"pt", "it", "ca", "gl"}),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
@@ -100,14 +100,15 @@ def sync(
     progress: Progress | None = None,
     max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
     replace: bool = False,
-    parsed: Mapping[str, Document] | None = None,
+    parsed: dict[str, Document] | None = None,
 ) -> SyncReport:
     """Bring the index in line with the folder: add, update, remove; skip unchanged files.
 
     A `progress` callback with a `fragments` method (`FragmentListener`) also hears how far a
     document's fragments are, with their rate. Another folder, or one that would remove most of the
     index, is refused before anything changes unless `replace` (see `core.ingest.guard`). `parsed` holds documents
-    already read (by relative path), used when the file and its metadata are still the ones they were read from.
+    already read (by relative path), used when the file and its metadata are still the ones they were read from;
+    each is taken out of it as its file is reached, so a document is held once, as fragments, from then on.
     """
     started = time.perf_counter()
     files, unreadable, skipped = list_folder(folder)
@@ -134,7 +135,7 @@ def sync(
             if progress:
                 progress(number, len(files), rel)
             previous = known.get(rel)
-            doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes, parsed or {})
+            doc = _changed_document(folder, file, rel, previous, index, report, max_document_bytes, parsed)
             if doc is not None:
                 batches.add(doc, bool(previous and previous.state != "failed") or rel in moved, moved.get(rel))
         batches.finish()
@@ -161,7 +162,7 @@ def _changed_document(
     index: IndexStore,
     report: SyncReport,
     limit: int,
-    parsed: Mapping[str, Document],
+    parsed: dict[str, Document] | None,
 ) -> Document | None:
     """The file read as a document when it is new or changed; None when it is unchanged or fails (its failure
     recorded in the index and the report)."""
@@ -188,7 +189,7 @@ def _changed_document(
         if previous.state == "indexed" and previous.language is not None:
             report.unchanged += 1
             return None
-    doc = parsed.get(rel)  # read already (the embedder's sample), from these very bytes and metadata
+    doc = parsed.pop(rel, None) if parsed else None  # read already (the embedder's sample), from these bytes
     if doc is None or (doc.sha256, doc.meta_sha256) != (sha, meta_sha):
         try:
             doc = parse_document(rel, data, defaults, sidecar, meta_sha, sha256=sha)

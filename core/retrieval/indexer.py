@@ -79,9 +79,12 @@ class Indexer:
         False, a sync finding another one at work only reloads the generation it leaves. `replace` lets
         another folder, or one that removes most of the index, through (`core.ingest.guard`).
         """
+        # The documents parsed to choose the embedder serve the first sync only, and only one that indexes: held
+        # no longer than that (a replica that never indexes drops them at once).
+        sample, self.sample = self.sample, {}
         with self.index.sole_indexer(wait) as mine:
             if mine:
-                return self._sync(progress, replace)
+                return self._sync(progress, replace, sample)
         with self.lock:
             self.synced_once = True
             self._refresh()
@@ -168,7 +171,9 @@ class Indexer:
         except VerbatimError as exc:  # a full disk may refuse even this: the log has said it
             log.debug("the sync's outcome can't be kept in the store: %s", exc)
 
-    def _sync(self, progress: Progress | None, replace: bool = False) -> SyncReport:
+    def _sync(
+        self, progress: Progress | None, replace: bool = False, sample: dict[str, Document] | None = None
+    ) -> SyncReport:
         with self.lock:
             # A data folder deleted, or an index file overwritten, under a running bot: start it anew,
             # and answer from the documents already loaded until it is full again.
@@ -177,8 +182,7 @@ class Indexer:
                     # Indexing goes straight to the model: fragments embedded once would only crowd the cache.
                     limit = self.settings.max_document_bytes
                     folder = Path(self.settings.knowledge_dir)
-                    report = sync(folder, self.index, self.model, progress, limit, replace, self.sample)
-                    self.sample = {}
+                    report = sync(folder, self.index, self.model, progress, limit, replace, sample)
             except VerbatimError as exc:
                 self._note(str(exc))
                 raise

@@ -84,9 +84,25 @@ def test_short_questions_are_told_apart_in_the_languages_companies_write(questio
     ],
 )
 def test_a_romance_de_or_an_unaccented_que_is_no_evidence_of_dutch_or_french_alone(question):
-    # "de" is Dutch, and the commonest word of Spanish, French and Portuguese; Spanish typed without accents writes
-    # "que": such a question was refused as Dutch or French on Spanish documents.
+    # "de" is Dutch, and the commonest word of Spanish and French; Spanish typed without accents writes "que":
+    # such a question was refused as Dutch or French on Spanish documents.
     assert detect(question) in ("es", None)
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("acompte de 30 a verser", "fr"),  # French without accents: "a" for "à"
+        ("tarif chef de projet a l heure", "fr"),
+        ("de 9h a 18h ?", "fr"),
+        ("need a de-icing quote", "en"),
+        ("a de minimis grant", "en"),
+    ],
+)
+def test_a_and_de_are_no_evidence_of_portuguese(question, language):
+    # Portuguese writes "a" and "de" too, but so do French typed without accents and English: counted for
+    # Portuguese, they turned these away as a language the bot can't read.
+    assert detect(question) in (language, None)
 
 
 def test_no_english_gold_question_is_taken_for_another_language():

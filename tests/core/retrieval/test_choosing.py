@@ -217,6 +217,7 @@ def test_a_new_index_parses_each_document_once_sync_reusing_the_sample(tmp_path,
     try:
         sample = choosing.settled(settings, store).sample
         assert sorted(sample) == sorted(files), "a small folder is sampled whole"
+        assert sample["sub/rules.md"].audience == "internal", "the sample is read with its sidecar, as sync reads"
         (settings.knowledge_dir / "hours.md").write_text(ENGLISH + "\nChanged since it was sampled.\n", "utf-8")
         sync(settings.knowledge_dir, store.index, FakeEmbedder(), parsed=sample)
         known = store.index.known()
@@ -224,4 +225,4 @@ def test_a_new_index_parses_each_document_once_sync_reusing_the_sample(tmp_path,
         store.close()
     assert sorted(parsed) == sorted([*files, "hours.md"]), "only the file changed since the sample is read again"
     assert set(known) == set(files) and all(d.state == "indexed" for d in known.values())
-    assert sample["sub/rules.md"].audience == "internal", "the sample is read with its sidecar, as sync reads"
+    assert sample == {}, "each sampled document is let go once its file is reached: held once, as fragments"
