@@ -213,3 +213,34 @@ def test_doctor_says_what_decides_the_method_without_contacting_the_database():
     )
     line = next(p for p in found.parts if p.startswith("Answers:"))
     assert "iterative index scans from 0.8" in line and "verbatim status says which" in line
+
+
+class _Counts:
+    """A database stand-in for `Policy`: a generation, and per (audience, searched) row counts."""
+
+    def __init__(self) -> None:
+        self.generation, self.rows, self.counted = "1", [("public", True, 300), ("internal", True, 900)], 0
+
+    def execute(self, sql: str, prepare: bool = False) -> _Counts:
+        if "count(*)" in sql:
+            self.counted += 1
+        return self
+
+    def fetchone(self) -> tuple[str]:
+        return (self.generation,)
+
+    def fetchall(self) -> list[tuple[str, bool, int]]:
+        return self.rows
+
+
+def test_the_policy_counts_again_only_for_a_new_generation_and_counts_unsearched_index_rows_as_scanned():
+    policy = pg_search.Policy("('indexed')")
+    policy._method = Method("0.8.2")
+    db = _Counts()
+    assert policy.sizes(db) == {"public": 300, "internal": 900}
+    policy.sizes(db)
+    assert db.counted == 1, "the same generation is not counted again"
+    db.generation, db.rows = "2", [("public", True, 300), ("internal", True, 900), ("internal", False, 50_000)]
+    assert policy.sizes(db) == {"public": 300, "internal": 900} and db.counted == 2
+    # A staged batch of 50,000 rows sits in the index: a scan that covers the 1,200 searched rows is not exhaustive.
+    assert policy.plan(db, ["public", "internal"], 5) == plan(Method("0.8.2"), 51_200, 1_200, 5)
