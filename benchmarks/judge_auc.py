@@ -6,7 +6,8 @@ Run: python benchmarks/judge_auc.py                                    # the shi
 The pairs are train_judge's validation rows: Wikipedia passages and older synthetic businesses held out by hash,
 and the invented businesses' validation fifth (scripts/judge_data/), by the language of the business. No judge
 trained by train_judge has seen them, so exports of different bases and data compare on one footing. The time is
-the judge's own (`core/answering/judge.py`, one thread, batches of 16), measured over the whole set.
+the judge's own (`core/answering/judge.py`, one thread, each pair alone as the answerer asks it), measured over the
+whole set.
 """
 
 from __future__ import annotations

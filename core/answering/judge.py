@@ -17,6 +17,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,7 @@ class Judge:
         self._lock = threading.Lock()
         self._session: object | None = None
         self._tokenizer: object | None = None
+        self._pool: ThreadPoolExecutor | None = None
         self._cache: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._preloading = False
 
@@ -75,9 +77,12 @@ class Judge:
                 tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
                 # A long question is cut too: "only_second" raises when the question alone fills the window.
                 tokenizer.enable_truncation(self._max_tokens, strategy="longest_first")
-                tokenizer.enable_padding(**padding_of(tokenizer))
                 self._tokenizer = tokenizer
-                self._session = cpu_session(self._model_path, self._threads, arena=False)
+                # Pairs side by side, each on one core: a pair alone is too small a product to split between two
+                # (12 pairs: 116 ms on two workers of one thread, 173 ms one after another on two threads).
+                self._session = cpu_session(self._model_path, 1, arena=False)
+                if self._threads > 1:
+                    self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="judge")
             return self._session, self._tokenizer
 
     def preload(self) -> None:
@@ -129,37 +134,31 @@ class Judge:
             raise JudgeError(f"The answerability judge failed ({type(exc).__name__}: {exc}).") from exc
 
     def _infer(self, question: str, candidates: Sequence[str]) -> np.ndarray:
+        """Each pair in a model call of its own, unpadded. The int8 model quantises each call's activations with
+        one scale for the whole batch, so a pair batched with others got another probability than alone: by 0.019
+        on average and up to 0.42, enough to cross the threshold (MODEL_CARD.md, "Latency"). Alone, a pair's
+        probability is the same whatever it is asked with, and it is what validation measured."""
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch([(question, c) for c in candidates])  # type: ignore[attr-defined]
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
-        lengths = mask.sum(axis=1)
-        order = np.argsort(lengths, kind="stable")
         takes = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]  # e5 reads no token types
-        logits = np.empty(len(candidates), dtype=np.float32)
-        for start in range(0, len(order), LIMITS.judge_batch):
-            chosen = order[start : start + LIMITS.judge_batch]
-            width = max(int(lengths[chosen].max()), 1)
+
+        def logit(encoding: object) -> float:
+            ids = encoding.ids  # type: ignore[attr-defined]
             feed = {
-                "input_ids": ids[chosen, :width],
-                "attention_mask": mask[chosen, :width],
-                "token_type_ids": types[chosen, :width],
+                "input_ids": np.array([ids], dtype=np.int64),
+                "attention_mask": np.ones((1, len(ids)), dtype=np.int64),
+                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),  # type: ignore[attr-defined]
             }
             feed = {name: value for name, value in feed.items() if name in takes}
-            logits[chosen] = session.run(None, feed)[0][:, 0]  # type: ignore[attr-defined]
+            return float(session.run(None, feed)[0][0, 0])  # type: ignore[attr-defined]
+
+        pool = self._pool if len(encodings) > 1 else None
+        logits = np.array(list((pool.map if pool else map)(logit, encodings)), dtype=np.float32)
         return 1.0 / (1.0 + np.exp(-logits))
-
-
-def padding_of(tokenizer: object) -> dict[str, object]:
-    """How a batch is padded: MiniLM's vocabulary pads with [PAD] (id 0), e5's with <pad> (id 1)."""
-    for token in ("[PAD]", "<pad>"):
-        if (token_id := tokenizer.token_to_id(token)) is not None:  # type: ignore[attr-defined]
-            return {"pad_id": token_id, "pad_token": token}
-    return {"pad_id": 0, "pad_token": "[PAD]"}
 
 
 @functools.cache
 def shared() -> Judge:
-    """One judge per process: every pipeline and answerer shares its session, on up to `LIMITS.judge_threads` cores."""
+    """One judge per process: every pipeline and answerer shares its session, judging up to `LIMITS.judge_threads`
+    pairs at once."""
     return Judge(threads=max(1, min(LIMITS.judge_threads, os.cpu_count() or 1)))

@@ -111,9 +111,8 @@ class Limits:
     # The judge's engine (core/answering/judge.py; MODEL_CARD.md, "Latency").
     judge_tokens: int = 128  # a question and one candidate, as it was trained
     judge_fragment_tokens: int = 256  # the fragment-level form (measured, not shipped): a question and a fragment
-    judge_batch: int = 16  # pairs per model call
     judge_cache_pairs: int = 20_000  # rated pairs remembered (~3 MB)
-    judge_threads: int = 2  # its 12 layers on two cores: p95 152-178 ms against 185-248 on one
+    judge_threads: int = 2  # pairs judged at once, each on one core
 
 
 LIMITS = Limits()

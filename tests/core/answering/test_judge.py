@@ -14,7 +14,7 @@ from core.answering.answerers import make_answerer
 from core.answering.conversation import resolve_follow_up
 from core.answering.extractive import ExtractiveAnswerer
 from core.answering.figures import read_figures
-from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, padding_of, shared
+from core.answering.judge import MODEL_DIR, MODEL_FILE, Judge, candidate_text, shared
 from core.answering.llm import LLMAnswerer
 from core.answering.pipeline import Pipeline
 from core.answering.policy import DEFAULT, MULTILINGUAL, REMOTE, policy_for, second_look_on
@@ -64,7 +64,7 @@ class _TwoInputSession:
         return [feed["attention_mask"].sum(axis=1, keepdims=True).astype(np.float32) - 4.0]
 
 
-def test_a_judge_in_e5_s_layout_pads_with_its_own_pad_id_and_feeds_only_the_inputs_its_graph_takes(tmp_path):
+def test_a_judge_in_e5_s_layout_reads_each_pair_unpadded_and_feeds_only_the_inputs_its_graph_takes(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
     vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "how": 4, "long": 5, "warranty": 6, "two": 7, "years": 8}
@@ -76,17 +76,30 @@ def test_a_judge_in_e5_s_layout_pads_with_its_own_pad_id_and_feeds_only_the_inpu
     tokenizer.save(str(tmp_path / "tokenizer.json"))
     judge = Judge(tmp_path / "judge.onnx")
     judge._tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    judge._tokenizer.enable_padding(**padding_of(judge._tokenizer))
     judge._session = session = _TwoInputSession()
 
     probabilities = judge.score("how long", ["two years", "warranty two years"])
 
-    (feed,) = session.feeds
-    assert set(feed) == {"input_ids", "attention_mask"}
-    assert feed["input_ids"][0].tolist()[-1] == 1  # the shorter pair is padded with <pad>, id 1, not 0
+    short, long = session.feeds
+    assert set(short) == set(long) == {"input_ids", "attention_mask"}
+    # One pair a call, as long as it is: no <pad> (id 1) for a batch partner's sake.
+    assert short["input_ids"].tolist() == [[0, 4, 5, 2, 2, 7, 8, 2]]
+    assert long["input_ids"].shape == (1, 9) and long["attention_mask"].all()
     assert probabilities[1] > probabilities[0]
-    # The shipped judge is e5's layout too.
-    assert padding_of(Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))) == {"pad_id": 1, "pad_token": "<pad>"}
+
+
+def test_a_pair_is_rated_the_same_alone_and_among_others():
+    # The int8 model scales each call's activations by the whole batch: batched, a pair's probability moved with
+    # what it was asked with (by up to 0.42), so whether a quote was shown could too.
+    question = "How much is a spiral staircase?"
+    candidates = [
+        candidate_text("Price list", ("Staircases",), "Straight staircase in oak, 12 steps: 4,200 EUR."),
+        candidate_text("Price list", ("Staircases", "Spiral"), "Spiral staircases are made to order."),
+        candidate_text("Terms", ("Delivery", "Zones"), "Zone B, 15 to 50 km: 85 EUR, unloading at the kerb included."),
+    ]
+    together = Judge(threads=2).score(question, candidates)  # two pairs at a time, each alone
+    alone = [Judge().score(question, [c])[0] for c in candidates]
+    assert together.tolist() == alone
 
 
 def test_the_judge_rates_an_answer_above_text_on_another_topic():
