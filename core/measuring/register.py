@@ -56,7 +56,8 @@ class RegisterStatus:
     review_dates: dict[str, str] = field(default_factory=dict)  # path → ISO due date, for those that have one
     search: str = ""  # how questions are searched: exact, the approximate index's check, or in the database
     skipped: tuple[str, ...] = ()  # files in the knowledge folder no reader handles
-    search_method: dict[str, str] = field(default_factory=dict)  # in the database: its method and pgvector version
+    # In the database: its method, pgvector's version, the index's size and shared_buffers (bytes).
+    search_method: dict[str, str | int] = field(default_factory=dict)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -111,7 +112,7 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     """
     records: list[DocumentRecord] = []
     search = ""
-    method: dict[str, str] = {}
+    method: dict[str, str | int] = {}
     lacking: list[Shortfall] = []
     problem: str | None = None  # why the last sync failed (a bot's resync: a full disk, a missing folder)
     store = existing_store(settings.data_dir, settings.database_url, settings.database_wait)

@@ -57,6 +57,11 @@ class Method:
     """How this server's searches keep their recall; `status` says it."""
 
     pgvector: str  # the vector extension's version in the database, as `pg_extension` has it
+    # The HNSW index's size and the server's shared_buffers, as `status` reads them (0: not read). At 1M fragments
+    # the store's search took 7-8 ms p50 with the 2 GB index in 4 GB of shared_buffers, 16-18 ms with 128 MB
+    # (docs/benchmarks.md, "pgvector 0.8 against 0.6").
+    index_bytes: int = 0
+    buffer_bytes: int = 0
 
     @property
     def iterative(self) -> bool:
@@ -66,6 +71,12 @@ class Method:
     def name(self) -> str:
         return "iterative_scan" if self.iterative else "widened_exact_rerank"
 
+    @property
+    def outgrows_buffers(self) -> bool:
+        """Whether the index is larger than the server's shared_buffers: each search then reads it through the
+        operating system's cache, about twice as slow."""
+        return self.buffer_bytes > 0 and self.index_bytes > self.buffer_bytes
+
     def describe(self) -> str:
         if self.iterative:
             how = "HNSW with iterative index scans for scoped searches, re-ranked exactly"
@@ -74,10 +85,29 @@ class Method:
                 "HNSW widened by the scope's share and re-ranked exactly (no iterative index scans before "
                 "pgvector 0.8: ALTER EXTENSION vector UPDATE where the server has 0.8)"
             )
-        return f"ranked in the database (PostgreSQL, pgvector {self.pgvector}: {how})"
+        said = f"ranked in the database (PostgreSQL, pgvector {self.pgvector}: {how})"
+        if self.outgrows_buffers:
+            said += (
+                f"; its index ({_size(self.index_bytes)}) is larger than shared_buffers "
+                f"({_size(self.buffer_bytes)}): give the server enough to hold it, a search takes about twice as "
+                "long without"
+            )
+        return said
 
-    def to_json(self) -> dict[str, str]:
-        return {"method": self.name, "pgvector": self.pgvector}
+    def to_json(self) -> dict[str, str | int]:
+        return {
+            "method": self.name,
+            "pgvector": self.pgvector,
+            "index_bytes": self.index_bytes,
+            "shared_buffers_bytes": self.buffer_bytes,
+        }
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count / 1024:.0f} kB"
 
 
 @dataclass(frozen=True)

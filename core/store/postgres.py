@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -74,9 +75,16 @@ class PostgresIndex(SQLIndex):
         return self
 
     def method(self) -> Method:
-        """How this server's searches keep their recall (pgvector's version decides; see `core.store.pg_search`)."""
+        """How this server's searches keep their recall (pgvector's version decides; see `core.store.pg_search`),
+        with the index's size and the server's shared_buffers as they are now."""
         with self.database.use() as db:
-            return self.policy.method(db)
+            row = db.execute(
+                "SELECT coalesce(pg_relation_size(to_regclass('fragments_by_embedding')), 0), "
+                "pg_size_bytes(current_setting('shared_buffers'))",
+                prepare=False,
+            ).fetchone()
+            index_bytes, buffer_bytes = (int(row[0]), int(row[1])) if row else (0, 0)
+            return replace(self.policy.method(db), index_bytes=index_bytes, buffer_bytes=buffer_bytes)
 
     def recover(self) -> bool:
         return False  # nothing on this host's disk to lose: the database is the index

@@ -30,9 +30,24 @@ def test_versions_are_compared_as_numbers():
     assert version_tuple("0.8.2") == (0, 8, 2) and version_tuple("0.10.0") > (0, 8) > version_tuple("0.7.4")
     assert version_tuple("1.0.0-beta") == (1, 0, 0) and version_tuple("") == (0,)
     assert (NEW.iterative, Method("0.10.1").iterative, OLD.iterative) == (True, True, False)
-    assert NEW.to_json() == {"method": "iterative_scan", "pgvector": "0.8.2"}
-    assert OLD.to_json() == {"method": "widened_exact_rerank", "pgvector": "0.6.2"}
+    assert NEW.to_json() == {
+        "method": "iterative_scan",
+        "pgvector": "0.8.2",
+        "index_bytes": 0,
+        "shared_buffers_bytes": 0,
+    }
+    assert OLD.to_json()["method"] == "widened_exact_rerank" and OLD.to_json()["pgvector"] == "0.6.2"
     assert "iterative index scans" in NEW.describe() and "pgvector 0.6.2" in OLD.describe()
+
+
+def test_an_index_larger_than_shared_buffers_is_said():
+    # At 1M fragments the 2 GB index took 16-18 ms a search through 128 MB of shared_buffers, 7-8 ms held in 4 GB.
+    fits = Method("0.8.2", index_bytes=300 << 20, buffer_bytes=4 << 30)
+    outgrown = Method("0.8.2", index_bytes=2 << 30, buffer_bytes=128 << 20)
+    assert not fits.outgrows_buffers and "shared_buffers" not in fits.describe()
+    assert outgrown.outgrows_buffers
+    assert "its index (2.0 GB) is larger than shared_buffers (128.0 MB)" in outgrown.describe()
+    assert not Method("0.8.2").outgrows_buffers  # not read: nothing said
 
 
 def test_the_search_widens_with_the_index_up_to_pgvectors_limit():
@@ -130,7 +145,7 @@ def _top5_by_each_scope(url: str, method: Method | None = None) -> tuple[Method,
                 assert np.allclose([h.score for h in got], [h.score for h in expected], atol=1e-5)
                 compared += len(expected) == 5
         assert compared >= 75  # the public and the staff scope's top 5 for every question
-        return index.method(), index.exact_searches
+        return Method(index.method().pgvector), index.exact_searches  # the method, without the sizes status reads
     finally:
         store.close()
 
@@ -192,15 +207,17 @@ def _status(url: str, tmp_path) -> tuple[str, dict[str, str]]:
 
 def test_status_says_the_server_searches_with_iterative_index_scans(database_url, tmp_path):
     search, method = _status(database_url, tmp_path)
-    assert method == {"method": "iterative_scan", "pgvector": "0.8.2"}
+    assert (method["method"], method["pgvector"]) == ("iterative_scan", "0.8.2")
     assert "pgvector 0.8.2" in search and "iterative index scans" in search
+    # The server's shared_buffers as it has them (pgserver starts with 128 MB); no index before the first batch.
+    assert method["shared_buffers_bytes"] >= 1 << 20 and method["index_bytes"] == 0
 
 
 def test_status_says_an_older_server_searches_wider_and_ranks_exactly(old_pg_server, request, tmp_path):
     from tests.postgres import fresh_database
 
     search, method = _status(fresh_database(old_pg_server, request), tmp_path)
-    assert method == {"method": "widened_exact_rerank", "pgvector": "0.6.2"}
+    assert (method["method"], method["pgvector"]) == ("widened_exact_rerank", "0.6.2")
     assert "pgvector 0.6.2" in search and "ALTER EXTENSION vector UPDATE" in search
 
 
