@@ -91,17 +91,30 @@ _LEAD = re.compile(r"^\s*(?:and|also|but|or|so)\b[\s,]*", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
 
 
+def _topic_runs(question: str) -> list[tuple[int, int]]:
+    """Where the runs of topic words stand in a question, as (start, end): the words between its articles,
+    prepositions, question words and words of asking, in English, German, French and Spanish ("cuanto cuesta
+    una limpieza" → "limpieza"; "hotel limit for london" → "hotel limit", "london")."""
+    runs: list[tuple[int, int]] = []
+    start = end = -1
+    for match in _WORD.finditer(question):
+        word = match.group()
+        if key_terms(word) - ASKING and not word.isdigit() and word.lower() not in _PHRASE_ENDS:
+            start = match.start() if start < 0 else start
+            end = match.end()
+        elif start >= 0:
+            runs.append((start, end))
+            start = -1
+    if start >= 0:
+        runs.append((start, end))
+    return runs
+
+
 def _topic_phrase(question: str) -> str:
     """What a question is about, as its words: the longest run of topic words, the last of equal ones
     ("How much is a solid oak worktop?" → "solid oak worktop"; "the warranty on hinges" → "hinges")."""
-    runs: list[list[str]] = [[]]
-    for word in _WORD.findall(question):
-        if key_terms(word) - ASKING and not word.isdigit():
-            runs[-1].append(word)
-        elif runs[-1]:
-            runs.append([])
-    best = max(reversed(runs), key=len)
-    return " ".join(best)
+    runs = [question[a:b] for a, b in _topic_runs(question)]
+    return max(reversed(runs), key=lambda run: len(run.split()), default="")
 
 
 # What a follow-up that only names another item starts with ("and the beech one?", "und die Junior Suite?",
@@ -289,18 +302,21 @@ _PHRASE_ENDS = _ARTICLES | frozenset(
 
 
 def _shared_head(words: list[str], previous: str) -> tuple[int, int] | None:
-    """Where in `previous` the phrase stands that shares a word with the swapped-in item ("junior suite" for
-    "deluxe suite", "bici de carretera" for "bici electrica"): the run of words around that word up to the
-    nearest article, preposition or question word; None when no word is shared."""
+    """Where in `previous` the phrase stands that the swapped-in item replaces, found by a word they share
+    ("junior suite" for "deluxe suite", "bici de carretera" for "bici electrica", "grade 5" for "grade 3"): the
+    run of words around that word up to the nearest article, preposition or question word, cut to as many words
+    on each side of the shared one as the item has ("notice period grade 3" keeps "notice period"); None when no
+    word is shared."""
     tokens = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(previous)]
     for word in reversed([w for w in words if w not in _PHRASE_ENDS]):
         hits = [i for i, t in enumerate(tokens) if stem(t[2]) == stem(word)]
         if not hits:
             continue
-        first = last = hits[-1]
-        while first > 0 and tokens[first - 1][2] not in _PHRASE_ENDS:
+        at, own = hits[-1], words.index(word)
+        first = last = at
+        while first > max(0, at - own) and tokens[first - 1][2] not in _PHRASE_ENDS:
             first -= 1
-        while last + 1 < len(tokens) and tokens[last + 1][2] not in _PHRASE_ENDS:
+        while last + 1 < min(len(tokens), at + len(words) - own) and tokens[last + 1][2] not in _PHRASE_ENDS:
             last += 1
         return tokens[first][0], tokens[last][1]
     return None

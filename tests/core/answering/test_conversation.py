@@ -18,6 +18,10 @@ from core.common.answers import Turn
             "y la bici de carretera?",
             "cuanto cuesta la bici de carretera por dia?",
         ),
+        # Only as many words around the shared one as the item has are swapped: the rest of the phrase stays.
+        ("monthly fee for tier 2 support", "and tier 3?", "monthly fee for tier 3 support"),
+        # The words of asking in another language are no topic: "una corona" is what is swapped, not "cuanto cuesta".
+        ("cuanto cuesta una corona", "y un empaste?", "cuanto cuesta una empaste"),
     ],
 )
 def test_a_follow_up_naming_another_item_asks_the_previous_question_about_it(previous, follow_up, asked):
