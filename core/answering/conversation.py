@@ -99,7 +99,7 @@ def _topic_runs(question: str) -> list[tuple[int, int]]:
     start = end = -1
     for match in _WORD.finditer(question):
         word = match.group()
-        if key_terms(word) - ASKING and not word.isdigit() and word.lower() not in _PHRASE_ENDS:
+        if key_terms(word) - ASKING and not word.isdigit() and word.lower() not in PHRASE_ENDS:
             start = match.start() if start < 0 else start
             end = match.end()
         elif start >= 0:
@@ -223,7 +223,7 @@ def swap_item(question: str, previous: str) -> str | None:
 
 # Words that end a noun phrase in the questions companies get, in English, German, French and Spanish: articles,
 # prepositions, question words and the verbs of asking a price.
-_PHRASE_ENDS = _ARTICLES | frozenset(
+PHRASE_ENDS = _ARTICLES | frozenset(
     [
         "is",
         "are",
@@ -266,6 +266,8 @@ _PHRASE_ENDS = _ARTICLES | frozenset(
         "wann",
         "kostet",
         "kosten",
+        "viel",
+        "wieviel",
         "ist",
         "sind",
         "gibt",
@@ -308,15 +310,15 @@ def _shared_head(words: list[str], previous: str) -> tuple[int, int] | None:
     on each side of the shared one as the item has ("notice period grade 3" keeps "notice period"); None when no
     word is shared."""
     tokens = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(previous)]
-    for word in reversed([w for w in words if w not in _PHRASE_ENDS]):
+    for word in reversed([w for w in words if w not in PHRASE_ENDS]):
         hits = [i for i, t in enumerate(tokens) if stem(t[2]) == stem(word)]
         if not hits:
             continue
         at, own = hits[-1], words.index(word)
         first = last = at
-        while first > max(0, at - own) and tokens[first - 1][2] not in _PHRASE_ENDS:
+        while first > max(0, at - own) and tokens[first - 1][2] not in PHRASE_ENDS:
             first -= 1
-        while last + 1 < min(len(tokens), at + len(words) - own) and tokens[last + 1][2] not in _PHRASE_ENDS:
+        while last + 1 < min(len(tokens), at + len(words) - own) and tokens[last + 1][2] not in PHRASE_ENDS:
             last += 1
         return tokens[first][0], tokens[last][1]
     return None

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from core.answering.conversation import _ABOUT, resolve_follow_up, standalone
+from core.answering.conversation import _ABOUT, PHRASE_ENDS, resolve_follow_up, standalone
 from core.answering.figures import Reading
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
@@ -144,7 +144,8 @@ class ExtractiveAnswerer:
             # "…hinges? and what about the finish?": the question moves to the finish; the quote must name it.
             asked = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
             return self._answer_moved(asked, hits, key_terms(about["topic"]), language)
-        parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p)]
+        # A clause of words of asking alone ("combien ?", "¿cuánto?") is no part: it asks about nothing of its own.
+        parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p) - PHRASE_ENDS]
         if len(parts) <= 1 and unknown_item(question, hits):
             return Draft(found=False)
         rankings = self._score([question, *parts] if len(parts) > 1 else [question], hits, language)

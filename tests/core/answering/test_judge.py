@@ -199,6 +199,19 @@ def test_each_part_of_a_compound_question_is_judged_on_its_own(knowledge):
     assert not nobody.answer(question, hits).found
 
 
+def test_a_clause_of_words_of_asking_alone_is_no_part_to_judge(knowledge):
+    # "vous louez des vélos ? combien ?": "combien" asks about nothing of its own; judged as a part, it cost a
+    # judge call per candidate and could accept what the whole question does not ask.
+    question = "How much is a walnut worktop? combien ?"
+    hits = knowledge.retrieve(question, PUBLIC, policy_for(knowledge.settings).min_similarity).hits
+    answerer, judge = _answerer(knowledge, 0.9)
+    answerer.answer(question, hits)
+    assert [q for q, _ in judge.asked] == [question]
+    compound = "How much is a walnut worktop? and how heavy is it ?"
+    answerer.answer(compound, hits)
+    assert "how heavy is it" in {q for q, _ in judge.asked}  # a clause that names something is still a part
+
+
 class SurePick(StubJudge):
     """Rates every candidate `probability`, but the last it is given (similarity's lowest judged) `pick`."""
 
