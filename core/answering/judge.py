@@ -74,13 +74,15 @@ class Judge:
 
                 if not self._model_path.exists():
                     raise JudgeError(f"The answerability judge {self._model_path} is missing.")
+                # The session first: it builds without the GIL, so a preload leaves the thread that embeds the first
+                # question free; the tokenizer's load holds the GIL, and is left for the embedder's own build.
+                # Pairs side by side, each on one core: a pair alone is too small a product to split between two
+                # (12 pairs: 116 ms on two workers of one thread, 173 ms one after another on two threads).
+                session = cpu_session(self._model_path, 1, arena=False)
                 tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
                 # A long question is cut too: "only_second" raises when the question alone fills the window.
                 tokenizer.enable_truncation(self._max_tokens, strategy="longest_first")
-                self._tokenizer = tokenizer
-                # Pairs side by side, each on one core: a pair alone is too small a product to split between two
-                # (12 pairs: 116 ms on two workers of one thread, 173 ms one after another on two threads).
-                self._session = cpu_session(self._model_path, 1, arena=False)
+                self._tokenizer, self._session = tokenizer, session
                 if self._threads > 1:
                     self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="judge")
             return self._session, self._tokenizer
