@@ -149,7 +149,12 @@ POLICY_QUOTED = [
     (r"`VERBATIM_JUDGE_THRESHOLD` \(([\d.]+)", "judge_threshold"),
     (r"`VERBATIM_SECOND_LOOK_FLOOR` \(([\d.]+);", "second_look_floor"),
     (r"`VERBATIM_SECOND_LOOK_FLOOR` \([\d.]+; ([\d.]+) on the multilingual", "multilingual.second_look_floor"),
-    (r"`VERBATIM_SECOND_LOOK_THRESHOLD` \(([\d.]+)\)", "second_look_threshold"),
+    (r"`VERBATIM_SECOND_LOOK_THRESHOLD` \(([\d.]+);", "second_look_threshold"),
+    (r"`VERBATIM_SECOND_LOOK_THRESHOLD` \([\d.]+; ([\d.]+) on the multilingual", "multilingual.second_look_threshold"),
+    (
+        r"`VERBATIM_JUDGE_THRESHOLD` \([\d.]+, a probability; ([\d.]+) on the multilingual",
+        "multilingual.judge_threshold",
+    ),
     (r"rates at ([\d.]+) or more is\s+quoted", "sure"),
     (r"at least ([\d.]+) above similarity's first", "first_margin"),
     (r"shorter than (\d+) or longer than ([\d,]+) characters", "limits.min_quote limits.max_quote"),

@@ -90,7 +90,10 @@ def test_multilingual_is_a_third_choice_with_its_own_calibrated_defaults():
     )
     # e5's cosines sit higher than MiniLM's: a MiniLM floor would keep every fragment.
     assert MULTILINGUAL_POLICY.min_similarity > DEFAULT.min_similarity
-    assert policy.judge_threshold == DEFAULT.judge_threshold  # the judge reads text, not these vectors
+    # The judge reads text, not these vectors; its knowledge bases' near misses in German, French and Spanish rate
+    # higher, so it must be surer there (MODEL_CARD.md, "The multilingual embedder's thresholds").
+    assert (policy.judge_threshold, policy.second_look_threshold) == (0.7, 0.85)
+    assert policy.judge_threshold > DEFAULT.judge_threshold
     assert settings.question_languages == ("en",) and not settings.question_languages_set
 
 
