@@ -61,9 +61,11 @@ def business_sets() -> dict[str, list[tuple[Path, Path]]]:
     return dict(pooled)
 
 
-def validation_sets(tmp: Path) -> dict[str, list[tuple[Path, Path]]]:
+def validation_sets(tmp: Path, held_out: bool = True) -> dict[str, list[tuple[Path, Path]]]:
     """The training businesses' validation fifth (scripts/train_judge.py keeps them out of training), by
-    language as `valid-en`, …: where an operating point is chosen, never on the sets it is reported on."""
+    language as `valid-en`, …: where an operating point is chosen, never on the sets it is reported on.
+    `held_out=False`: the other four fifths instead, as `train-en`, … (a dev set for rules the judge's training
+    does not touch, such as how a follow-up is read)."""
     sys.path.insert(0, str(ROOT / "scripts" / "judge_data"))
     import make_gold
     import validate
@@ -76,13 +78,14 @@ def validation_sets(tmp: Path) -> dict[str, list[tuple[Path, Path]]]:
     pooled: dict[str, list[tuple[Path, Path]]] = defaultdict(list)
     for meta in sorted(validate.TRAIN.glob("*/business.json")):
         folder = meta.parent
-        if not train_judge._business_validation(folder.name) or not (folder / "knowledge").is_dir():
+        if train_judge._business_validation(folder.name) != held_out or not (folder / "knowledge").is_dir():
             continue
         business = validate.load(folder)
         questions = tmp / f"{folder.name}.jsonl"
         rows = make_gold.gold_questions(business)
         questions.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        pooled[f"valid-{business.meta['language']}"].append((questions, folder / "knowledge"))
+        prefix = "valid" if held_out else "train"
+        pooled[f"{prefix}-{business.meta['language']}"].append((questions, folder / "knowledge"))
     return dict(pooled)
 
 

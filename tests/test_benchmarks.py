@@ -35,6 +35,7 @@ SMOKE: dict[str, tuple[list[str], str]] = {
     "answer_latency.py": (["1", "--limit", "2", "--knowledge", TINY], r"total +p50 +[\d.]+ ms +p95 +[\d.]+ ms"),
     "big_document.py": (["--mb", "0.02", "--real", "8"], r"real rate [\d.]+ fragments/s"),
     "first_answer.py": (["--smoke", "--knowledge", TINY], r"cold indexing / the model's own rate: [\d.]+"),
+    "follow_ups.py": (["--sets", TINY_SET, "--verbose"], r"follow-ups right \d+/\d+ \(to answer \d+/\d+"),
     "hostile_documents.py": (["--only", "hidden-hidden-attribute.html"], r"[\d.]+ +\d+MB +read: 1 fragments"),
     "index_pdfs.py": (["--documents", "1", "--pages", "1"], r"full index build .*: [\d.]+ s, \d+ fragments"),
     "index_search.py": (["1000", "--knowledge", TINY], r"search at 1,000 fragments, floor 0.0: staff scope p50 [\d.]+"),
