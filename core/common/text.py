@@ -12,6 +12,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A
 TABLE_ROW = re.compile(r"[^:;]{1,80}: [^;]*(?:; [^:;]{1,80}: [^;]*)+")
 
 
+def mb(size: float) -> str:
+    """A size in bytes as people read it in a sentence: "1,953.1 MB"."""
+    return f"{size / 1e6:,.1f} MB"
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of a paragraph; each list line also stands alone, and a table row stays whole."""
     sentences: list[str] = []

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from core.common.errors import DiskFull
+from core.common.text import mb
 from core.store import IndexStore, KnownDocument
 
 # Kept free for the index in use and the run log: thousands of answers logged, and SQLite's own journal.
@@ -29,10 +30,6 @@ MARGIN = 1.5
 # archives, PDF streams), which the check before each batch corrects.
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".csv"})
 OTHER_TEXT_SHARE = 0.25
-
-
-def mb(size: float) -> str:
-    return f"{size / 1e6:,.1f} MB"
 
 
 def bytes_per_char(dimension: int) -> float:

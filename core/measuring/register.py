@@ -119,9 +119,12 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
     if store is not None:
         try:
             records = store.index.register()
-            search = _search(store.index, records)
             if (searching := store.index.searching()) is not None:
-                method = searching.method().to_json()
+                # Read once: the version, the index's size and shared_buffers take a query to the server.
+                in_database = searching.method()
+                search, method = in_database.describe(), in_database.to_json()
+            else:
+                search = _search(store.index, records)
             problem = store.index.sync_problem()
             if public_surfaces:
                 lacking = shortfalls(fragment for _, fragment in store.index.load().each())
@@ -157,9 +160,7 @@ def read_register(settings: Settings, public_surfaces: Sequence[str] = (), today
 
 
 def _search(index: IndexStore, records: Sequence[DocumentRecord]) -> str:
-    """How questions over this index are searched, as the bots would search it now."""
-    if (searching := index.searching()) is not None:
-        return searching.method().describe()
+    """How questions over an index in memory are searched, as the bots would search it now."""
     path = index.approximate_path
     if path is None:
         return "exact search"

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from core.common.text import mb
+
 # The first pgvector with iterative index scans (hnsw.iterative_scan, hnsw.max_scan_tuples).
 ITERATIVE_SINCE = (0, 8)
 # pgvector accepts ef_search from 1 to 1,000. A scan without iterative index scans hands over at most ef_search
@@ -88,8 +90,8 @@ class Method:
         said = f"ranked in the database (PostgreSQL, pgvector {self.pgvector}: {how})"
         if self.outgrows_buffers:
             said += (
-                f"; its index ({_size(self.index_bytes)}) is larger than shared_buffers "
-                f"({_size(self.buffer_bytes)}): give the server enough to hold it, a search takes about twice as "
+                f"; its index ({mb(self.index_bytes)}) is larger than shared_buffers "
+                f"({mb(self.buffer_bytes)}): give the server enough to hold it, a search takes about twice as "
                 "long without"
             )
         return said
@@ -101,13 +103,6 @@ class Method:
             "index_bytes": self.index_bytes,
             "shared_buffers_bytes": self.buffer_bytes,
         }
-
-
-def _size(count: int) -> str:
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count / 1024:.0f} kB"
 
 
 @dataclass(frozen=True)

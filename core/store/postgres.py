@@ -51,6 +51,7 @@ CANDIDATES = 100
 # 40 / 100 on 100,000 clustered vectors (benchmarks/pgvector_scale.py --ef-construction 64); 128 gave 0.96 /
 # 1.00, for a build 1.5 times as long.
 HNSW = "WITH (m = 16, ef_construction = 128)"
+HNSW_INDEX = "fragments_by_embedding"  # its name, for building, dropping and sizing it
 
 
 class PostgresIndex(SQLIndex):
@@ -79,8 +80,9 @@ class PostgresIndex(SQLIndex):
         with the index's size and the server's shared_buffers as they are now."""
         with self.database.use() as db:
             row = db.execute(
-                "SELECT coalesce(pg_relation_size(to_regclass('fragments_by_embedding')), 0), "
+                "SELECT coalesce(pg_relation_size(to_regclass(%s)), 0), "
                 "pg_size_bytes(current_setting('shared_buffers'))",
+                (HNSW_INDEX,),
                 prepare=False,
             ).fetchone()
             index_bytes, buffer_bytes = (int(row[0]), int(row[1])) if row else (0, 0)
@@ -108,7 +110,7 @@ class PostgresIndex(SQLIndex):
 
     def _forget_dimension(self, db: Sql) -> None:
         # Another model's vectors may have another dimension: the column and its index start over.
-        db.execute("DROP INDEX IF EXISTS fragments_by_embedding")
+        db.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
         db.execute("ALTER TABLE fragments ALTER COLUMN embedding TYPE vector")
 
     def _set_dimension(self, db: Sql, dim: int) -> None:
@@ -120,7 +122,7 @@ class PostgresIndex(SQLIndex):
         if known is not None:
             raise IndexFileError(f"The index holds {known}-dimension vectors, not {dim}: re-index from scratch.")
         db.execute(f"ALTER TABLE fragments ALTER COLUMN embedding TYPE vector({dim:d})")
-        db.execute(f"CREATE INDEX fragments_by_embedding ON fragments USING hnsw (embedding vector_cosine_ops) {HNSW}")
+        db.execute(f"CREATE INDEX {HNSW_INDEX} ON fragments USING hnsw (embedding vector_cosine_ops) {HNSW}")
         db.execute("INSERT INTO meta VALUES ('dimension', ?)", (str(dim),))
 
     def load(self) -> Corpus:
