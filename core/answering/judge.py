@@ -118,11 +118,14 @@ class Judge:
                 else:
                     out[i] = known
         if missing:
-            fresh = self._run(question, [candidates[i] for i in missing])
+            # Each text read once: overlapping fragments can hand the same sentence under the same heading twice.
+            texts = list(dict.fromkeys(candidates[i] for i in missing))
+            fresh = dict(zip(texts, self._run(question, texts), strict=True))
             with self._lock:
-                for i, probability in zip(missing, fresh, strict=True):
-                    out[i] = probability
-                    self._cache[(question, candidates[i])] = float(probability)
+                for i in missing:
+                    out[i] = fresh[candidates[i]]
+                for text, probability in fresh.items():
+                    self._cache[(question, text)] = float(probability)
                 while len(self._cache) > LIMITS.judge_cache_pairs:
                     self._cache.popitem(last=False)
         return out

@@ -102,6 +102,16 @@ def test_a_pair_is_rated_the_same_alone_and_among_others():
     assert together.tolist() == alone
 
 
+def test_a_candidate_given_twice_in_one_call_is_read_once():
+    judge = Judge()
+    read: list[int] = []
+    run = judge._run
+    judge._run = lambda question, texts: read.append(len(texts)) or run(question, texts)  # type: ignore[method-assign]
+    same = candidate_text("Warranty", ("Periods",), "Joinery carries a five year warranty.")
+    first, second = judge.score("How long is the warranty?", [same, same])
+    assert read == [1] and first == second
+
+
 def test_the_judge_rates_an_answer_above_text_on_another_topic():
     judge = shared()
     answer, care, hours = judge.score(
