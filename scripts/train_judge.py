@@ -211,6 +211,16 @@ def business_examples(rng: random.Random, repeat: int = BUSINESS_REPEAT) -> tupl
     return train, val, languages, counts
 
 
+def _mined(path: Path) -> list[tuple[str, str, int]]:
+    """The mined pairs of `path` that it keeps, never one of a validation business (`_business_validation`)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        (r["question"], r["candidate"], int(r["label"]))
+        for r in rows
+        if r.get("keep", True) and not _business_validation(r["business"])
+    ]
+
+
 def _finished(train: list, val: list, counts: dict, rng: random.Random) -> tuple[list, list, dict]:
     rng.shuffle(train)
     counts.update(
@@ -415,6 +425,18 @@ def main() -> int:
     )
     parser.add_argument("--businesses-repeat", type=int, default=BUSINESS_REPEAT)
     parser.add_argument(
+        "--businesses-share",
+        type=float,
+        default=1.0,
+        help="train on this share of the businesses' own pairs (a second stage on mined pairs replays some)",
+    )
+    parser.add_argument(
+        "--mined",
+        type=Path,
+        help="also train on these pairs: the candidates the product's retrieval puts before the judge for the "
+        "training businesses' questions, labelled by their gold (scripts/mine_pairs.py writes them)",
+    )
+    parser.add_argument(
         "--init",
         type=Path,
         help="start from this checkpoint's weights (another run's checkpoint.pt or epoch-N.pt), not the base: a "
@@ -491,7 +513,16 @@ def main() -> int:
         counts.update(train=len(train), train_positive=sum(r[2] for r in train), wiki_share=args.wiki_share)
     if args.businesses:
         b_train, b_val, b_languages, b_counts = business_examples(random.Random(SEED), args.businesses_repeat)
+        if args.businesses_share < 1.0:
+            random.Random(SEED).shuffle(b_train)  # a share of every business and language, not the first ones
+            b_train = b_train[: int(len(b_train) * args.businesses_share)]
         train = train + b_train
+        if args.mined:
+            mined = _mined(args.mined)
+            train = train + mined
+            counts.update(
+                mined=len(mined), mined_positive=sum(r[2] for r in mined), businesses_share=args.businesses_share
+            )
         random.Random(SEED).shuffle(train)
         val, val_language = val + b_val, val_language + b_languages
         counts.update(
