@@ -75,18 +75,74 @@ def _names(question: str, key: str, item: bool) -> bool:
     return 2 * len(said) >= len(terms) if item else bool(said)
 
 
+# A row keyed by a word and a code: "Zone: Zone C", "Band: A", "Grade: 3", "Stufe: 4", "Zona: Zona B".
+_CODE = r"(?:[^\W\d_]|\d{1,3}[^\W\d_]?)"
+# Letters that are words of their own in the languages served (English "a", "I"; Spanish "y", "o"; French "à").
+_WORD_LETTERS = frozenset("aiyouà")
+_CODED = re.compile(rf"([^\W\d_]{{2,}})\s+({_CODE})", re.IGNORECASE)
+
+
+def _coded(header: str, key: str) -> tuple[str, str | None] | None:
+    """The (word, code) a row's key names: "Zone C" -> ("zone", "c"); "A" under "Band" -> ("band", "a"); a key
+    that starts so and goes on ("Grade 3 to 4", "Grade 6 and directors") -> ("grade", None): a code may lie
+    within it."""
+    if match := _CODED.fullmatch(key.strip()):
+        return match[1].lower(), match[2].lower()
+    if match := _CODED.match(key.strip()):
+        return match[1].lower(), None
+    if re.fullmatch(_CODE, key.strip()) and re.fullmatch(r"[^\W\d_]{2,}", header.strip()):
+        return header.strip().lower(), key.strip().lower()
+    return None
+
+
+def another_code(question: str, coded: Sequence[tuple[str, str | None]], retrieved: str) -> bool:
+    """Whether the question asks for a code the rows' word has no row for: "zone e hours?" against rows keyed
+    Zone A to Zone D. The judge and similarity read "zone e" as "zone" (and key_terms drops the letter); code reads
+    the code. A code the retrieved text names anywhere (a row of the table in another fragment) is not another, and
+    a word with a row of a range ("Grade 3 to 4") is not read for codes at all."""
+    codes: dict[str, set[str | None]] = {}
+    for word, code in coded:
+        codes.setdefault(word, set()).add(code)
+    for word, known in codes.items():
+        if None in known:
+            continue
+        for asked in re.finditer(rf"\b{re.escape(word)}\s+({_CODE})\b", question, re.IGNORECASE):
+            code = asked[1].lower()
+            if code in _WORD_LETTERS:
+                continue  # "what size a bike do I need": the word "a", not a code
+            if code not in known and not re.search(rf"\b{re.escape(word)}\s+{re.escape(code)}\b", retrieved, re.I):
+                return True
+    return False
+
+
+def _coded_keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[tuple[str, str | None]]:
+    """The (word, code) of every coded row in the tables the claims quote."""
+    coded = []
+    for number in dict.fromkeys(c.fragment for c in claims):
+        found = fragment_blocks(hits[number - 1].fragment.text)
+        quoted = {c.quote for c in claims if c.fragment == number}
+        groups = {k[0] for b in found if b.text in quoted and (k := _key(b)) and not k[2]}
+        coded += [c for b in found if (k := _key(b)) and k[0] in groups and not k[2] and (c := _coded(k[0], k[1]))]
+    return coded
+
+
 def another_row(
     question: str, claims: Sequence[Claim], hits: Sequence[Hit], embedder: Embedder, kind: float | None
 ) -> bool:
-    """Whether every claim is a table row and the question asks about a row none of those tables has; `kind` is
-    how close a word must be to a key to be of its kind (the policy's `row_key_kind`; None: not asked)."""
-    if kind is None or not claims or not all(_is_row(c, hits) for c in claims):
+    """Whether every claim is a table row and the question asks about a row none of those tables has: a code the
+    keys lack ("zone e"), or a word as close to the keys as `kind` (the policy's `row_key_kind`; None: not asked)
+    that nothing retrieved names."""
+    if not claims or not all(_is_row(c, hits) for c in claims):
         return False
     keys = _keys(hits, claims)
+    retrieved = " ".join(" ".join([h.fragment.title, *h.fragment.section, h.fragment.text]) for h in hits)
+    if another_code(question, _coded_keys(hits, claims), retrieved):
+        return True
+    if kind is None:
+        return False
     asked = key_terms(question)
     if not keys or any(_names(question, key, item) for key, item in keys):
         return False
-    retrieved = " ".join(" ".join([h.fragment.title, *h.fragment.section, h.fragment.text]) for h in hits)
     unnamed = asked - named(retrieved, asked)
     # The question's own words, not their stems, are embedded.
     words = list(dict.fromkeys(w for w in _WORD.findall(question) if len(w) >= 3 and key_terms(w) & unnamed))
