@@ -90,24 +90,40 @@ def test_a_table_row_is_judged_and_quoted_with_its_header(tables, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "question",
-    ["Which laptop does a salesperson get?", "What is the hotel limit in Italy?"],
+    ("knowledge", "question"),
+    [
+        ("tables", "Which laptop does a salesperson get?"),
+        ("tables", "What is the hotel limit in Italy?"),
+        # "zone e" reads as "zone" to the judge and to similarity: the rows of zones A to C are not its answer.
+        ("zones", "zone e hours?"),
+        ("zones", "council tax band f charge"),
+    ],
 )
-def test_a_near_miss_row_of_another_entity_is_refused(tables, question):
-    answer = tables.answer(question, SCOPES["public"])
+def test_a_near_miss_row_of_another_entity_is_refused(request, knowledge, question):
+    answer = request.getfixturevalue(knowledge).answer(question, SCOPES["public"])
     assert answer.kind == "refused", [q.text for q in quotes_of(answer)]
 
 
 @pytest.mark.parametrize(
-    ("question", "row"),
+    ("knowledge", "question", "row"),
     [
-        ("What is the hotel limit in France?", "Country: France; Hotel limit per night: 170 EUR"),
-        ("How much memory does the designer's laptop have?", "Role: Designer; Laptop: MacBook Pro 16; Memory: 36 GB"),
-        ("Who gets the ThinkPad P1?", "Role: Developer; Laptop: ThinkPad P1; Memory: 64 GB"),
+        ("tables", "What is the hotel limit in France?", "Country: France; Hotel limit per night: 170 EUR"),
+        (
+            "tables",
+            "How much memory does the designer's laptop have?",
+            "Role: Designer; Laptop: MacBook Pro 16; Memory: 36 GB",
+        ),
+        ("tables", "Who gets the ThinkPad P1?", "Role: Developer; Laptop: ThinkPad P1; Memory: 64 GB"),
+        (
+            "zones",
+            "zone b hours?",
+            "Zone: Zone B; Area: Station streets; Hours of control: Monday to Friday, 7am to 7pm",
+        ),
+        ("zones", "council tax band c charge", "Band: C; Annual charge: £1,747"),
     ],
 )
-def test_a_row_the_question_names_is_still_quoted(tables, question, row):
-    answer = tables.answer(question, SCOPES["public"])
+def test_a_row_the_question_names_is_still_quoted(request, knowledge, question, row):
+    answer = request.getfixturevalue(knowledge).answer(question, SCOPES["public"])
     assert answer.answered and quotes_of(answer)[0].text == row
 
 
@@ -173,25 +189,6 @@ def zones(tmp_path, local_embedder):
     pipeline = _pipeline(tmp_path, local_embedder, "parking.md", ZONES)
     yield pipeline
     pipeline.close()
-
-
-@pytest.mark.parametrize("question", ["zone e hours?", "council tax band f charge"])
-def test_a_code_the_rows_lack_is_refused(zones, question):
-    # "zone e" reads as "zone" to the judge and to similarity: the rows of zones A to C are not its answer.
-    answer = zones.answer(question, SCOPES["public"])
-    assert answer.kind == "refused", [q.text for q in quotes_of(answer)]
-
-
-@pytest.mark.parametrize(
-    ("question", "row"),
-    [
-        ("zone b hours?", "Zone: Zone B; Area: Station streets; Hours of control: Monday to Friday, 7am to 7pm"),
-        ("council tax band c charge", "Band: C; Annual charge: £1,747"),
-    ],
-)
-def test_a_code_the_rows_have_is_quoted(zones, question, row):
-    answer = zones.answer(question, SCOPES["public"])
-    assert answer.answered and row in [q.text for q in quotes_of(answer)]
 
 
 def test_a_letter_that_is_a_word_is_no_code():
