@@ -68,11 +68,19 @@ def _pipeline(tmp_path, embedder, name, text):
     return Pipeline(settings, kb)
 
 
-@pytest.fixture
-def tables(tmp_path, local_embedder):
-    pipeline = _pipeline(tmp_path, local_embedder, "it-equipment.md", EQUIPMENT)
-    yield pipeline
-    pipeline.close()
+def _serving(fixture: str, name: str, text: str):
+    """A fixture named `fixture`: a pipeline on the one document `name` holding `text`."""
+
+    @pytest.fixture(name=fixture)
+    def serving(tmp_path, local_embedder):
+        pipeline = _pipeline(tmp_path, local_embedder, name, text)
+        yield pipeline
+        pipeline.close()
+
+    return serving
+
+
+tables = _serving("tables", "it-equipment.md", EQUIPMENT)
 
 
 def test_a_table_row_is_judged_and_quoted_with_its_header(tables, monkeypatch):
@@ -127,11 +135,7 @@ def test_a_row_the_question_names_is_still_quoted(request, knowledge, question, 
     assert answer.answered and quotes_of(answer)[0].text == row
 
 
-@pytest.fixture
-def prices(tmp_path, local_embedder):
-    pipeline = _pipeline(tmp_path, local_embedder, "price-list.md", PRICES)
-    yield pipeline
-    pipeline.close()
+prices = _serving("prices", "price-list.md", PRICES)
 
 
 def test_a_list_item_is_keyed_by_its_name():
@@ -184,11 +188,7 @@ audience: public
 """
 
 
-@pytest.fixture
-def zones(tmp_path, local_embedder):
-    pipeline = _pipeline(tmp_path, local_embedder, "parking.md", ZONES)
-    yield pipeline
-    pipeline.close()
+zones = _serving("zones", "parking.md", ZONES)
 
 
 def test_a_letter_that_is_a_word_is_no_code():
