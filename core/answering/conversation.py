@@ -77,7 +77,14 @@ def standalone(question: str, history: Sequence[Turn]) -> str:
     own = {term for term in key_terms(question) if _TOPIC_WORD.fullmatch(term) and term not in _FOREIGN_FUNCTION}
     if len(own) > DEFAULT.own_topic_words:
         return question
-    return f"{history[-1].question} {question}"
+    previous = history[-1].question
+    if _MOVES.match(question) and not previous.rstrip().endswith(("?", ".", "!")):
+        # "hotel limit for london" typed without its "?": the follow-up still moves to a new topic (`_ABOUT`).
+        previous = previous.rstrip() + "?"
+    return f"{previous} {question}"
+
+
+_MOVES = re.compile(r"\s*(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
 
 
 # "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
@@ -340,3 +347,20 @@ def resolve_follow_up(question: str, previous: str, joined: str) -> str:
     replacement = phrase if pronoun[1].lower() in ("one", "ones") else f"the {phrase}"
     resolved = _LEAD.sub("", question[: pronoun.start()] + replacement + question[pronoun.end() :])
     return resolved[:1].upper() + resolved[1:]
+
+
+def moved_question(prefix: str, topic: str) -> str:
+    """The question a "…? what about X?" follow-up asks: the question before it about X instead of what that was
+    about ("how much is the highland classic per night in july" + "the cairngorm lodge" -> "how much is the
+    cairngorm lodge per night in july"), so the judge does not read both items; joined as it was when the question
+    before names no topic, or shares a word with X."""
+    words = _WORD.findall(topic)
+    while words and words[0].lower() in _ARTICLES:
+        words.pop(0)
+    phrase = _topic_phrase(prefix)
+    joined = f"{prefix.strip().rstrip('?.!')} {topic.strip()}"
+    if not words or not phrase or key_terms(phrase) & key_terms(" ".join(words)):
+        return joined
+    at = prefix.lower().rfind(phrase.lower())
+    return (prefix[:at] + " ".join(words) + prefix[at + len(phrase) :]).strip().rstrip("?.!")
+

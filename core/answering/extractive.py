@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from core.answering.conversation import _ABOUT, PHRASE_ENDS, resolve_follow_up, standalone
+from core.answering.conversation import _ABOUT, PHRASE_ENDS, moved_question, resolve_follow_up, standalone
 from core.answering.figures import Reading
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
@@ -142,8 +142,9 @@ class ExtractiveAnswerer:
         language = language or detect(question)  # the pipeline passes what it detected; a direct caller needn't
         if self.judge is not None and (about := _ABOUT.fullmatch(question)) and key_terms(about["prefix"]):
             # "…hinges? and what about the finish?": the question moves to the finish; the quote must name it.
-            asked = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
-            return self._answer_moved(asked, hits, key_terms(about["topic"]), language)
+            joined = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
+            readings = dict.fromkeys([joined, moved_question(about["prefix"], about["topic"])])
+            return self._answer_moved(list(readings), hits, key_terms(about["topic"]), language)
         # A clause of words of asking alone ("combien ?", "¿cuánto?") is no part: it asks about nothing of its own.
         parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p) - PHRASE_ENDS]
         if len(parts) <= 1 and unknown_item(question, hits):
@@ -286,12 +287,20 @@ class ExtractiveAnswerer:
             claims = used or claims
         return Draft(found=True, claims=tuple(claims), calculations=tuple(proposals))
 
-    def _answer_moved(self, question: str, hits: Sequence[Hit], naming: set[str], language: str | None) -> Draft:
+    def _answer_moved(self, readings: list[str], hits: Sequence[Hit], naming: set[str], language: str | None) -> Draft:
         """A follow-up moved to a new topic ("…hinges? and what about the finish?"): only a sentence whose text
         or headings name the topic may answer, the judge decides among them, and what it accepts is quoted,
-        best first."""
-        ranking = _fitting(stated_quantities(question), self._score([question], hits, language)[0])
-        judged = self._judged(question, ranking, hits, language, naming)
+        best first. Each reading of it (the question before with the topic joined, or put in place of what it was
+        about) is judged, and a candidate counts with its best rating."""
+        rated: dict[tuple[int, str], float] = {}
+        for reading in readings:
+            ranking = _fitting(stated_quantities(reading), self._score([reading], hits, language)[0])
+            judged = self._judged(reading, ranking, hits, language, naming)
+            for p, number, bare in judged:
+                rated[(number, bare)] = max(p, rated.get((number, bare), 0.0))
+        if len(readings) > 1:
+            judged = sorted(((p, number, bare) for (number, bare), p in rated.items()), key=lambda j: -j[0])
+        question = readings[0]
         if not judged:
             return Draft(found=False)
         best = max(p for p, _, _ in judged)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.answering.conversation import standalone, swap_item
+from core.answering.conversation import moved_question, standalone, swap_item
 from core.common.answers import Turn
 
 
@@ -47,3 +47,27 @@ def test_follow_ups_in_german_french_and_spanish_are_joined_to_the_question_befo
         ("cuanto cuesta el alquiler de la bici?", "y cuanto tarda?"),
     ]:
         assert standalone(follow_up, [Turn(previous, "")]) != follow_up
+
+
+@pytest.mark.parametrize(
+    ("prefix", "topic", "asked"),
+    [
+        # The item before is replaced, so the judge reads one item, not both.
+        (
+            "how much is the highland classic per night in july?",
+            "the cairngorm lodge",
+            "how much is the cairngorm lodge per night in july",
+        ),
+        ("What is the warranty on hinges?", "the finish", "What is the warranty on finish"),
+        # A topic sharing a word with the question before stays joined to it.
+        ("How much is a solid oak worktop?", "the oak one", "How much is a solid oak worktop the oak one"),
+    ],
+)
+def test_what_about_asks_the_question_before_about_the_new_topic(prefix, topic, asked):
+    assert moved_question(prefix, topic) == asked
+
+
+def test_what_about_after_a_question_typed_without_its_question_mark_still_moves():
+    joined = standalone("what about the cairngorm lodge?", [Turn("how much is the highland classic per night", "")])
+    assert joined == "how much is the highland classic per night? what about the cairngorm lodge?"
+    assert standalone("and the deposit for it?", [Turn("e-bike price", "")]) == "e-bike price and the deposit for it?"
