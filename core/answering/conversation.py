@@ -363,4 +363,3 @@ def moved_question(prefix: str, topic: str) -> str:
         return joined
     at = prefix.lower().rfind(phrase.lower())
     return (prefix[:at] + " ".join(words) + prefix[at + len(phrase) :]).strip().rstrip("?.!")
-
