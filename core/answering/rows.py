@@ -54,15 +54,15 @@ def _key(block: Block) -> tuple[str, str, bool] | None:
     return None
 
 
-def _keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[tuple[str, bool]]:
-    """The keys of every row in the tables and lists the claims quote (the rows of the same group), each with
-    whether it is a list item's name."""
-    keys: list[tuple[str, bool]] = []
+def _keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[tuple[str, str, bool]]:
+    """The group, key and whether the key is a list item's name of every row in the tables and lists the claims
+    quote (the rows of the same group)."""
+    keys: list[tuple[str, str, bool]] = []
     for number in dict.fromkeys(c.fragment for c in claims):
         found = fragment_blocks(hits[number - 1].fragment.text)
         quoted = {c.quote for c in claims if c.fragment == number}
         groups = {k[0] for b in found if b.text in quoted and (k := _key(b))}
-        keys.extend((k[1], k[2]) for b in found if (k := _key(b)) and k[0] in groups)
+        keys.extend(k for b in found if (k := _key(b)) and k[0] in groups)
     return list(dict.fromkeys(keys))
 
 
@@ -115,17 +115,6 @@ def another_code(question: str, coded: Sequence[tuple[str, str | None]], retriev
     return False
 
 
-def _coded_keys(hits: Sequence[Hit], claims: Sequence[Claim]) -> list[tuple[str, str | None]]:
-    """The (word, code) of every coded row in the tables the claims quote."""
-    coded = []
-    for number in dict.fromkeys(c.fragment for c in claims):
-        found = fragment_blocks(hits[number - 1].fragment.text)
-        quoted = {c.quote for c in claims if c.fragment == number}
-        groups = {k[0] for b in found if b.text in quoted and (k := _key(b)) and not k[2]}
-        coded += [c for b in found if (k := _key(b)) and k[0] in groups and not k[2] and (c := _coded(k[0], k[1]))]
-    return coded
-
-
 def another_row(
     question: str, claims: Sequence[Claim], hits: Sequence[Hit], embedder: Embedder, kind: float | None
 ) -> bool:
@@ -135,20 +124,23 @@ def another_row(
     if not claims or not all(_is_row(c, hits) for c in claims):
         return False
     keys = _keys(hits, claims)
+    coded = [c for group, key, item in keys if not item and (c := _coded(group, key))]
     retrieved = " ".join(" ".join([h.fragment.title, *h.fragment.section, h.fragment.text]) for h in hits)
-    if another_code(question, _coded_keys(hits, claims), retrieved):
+    if coded and another_code(question, coded, retrieved):
         return True
     if kind is None:
         return False
     asked = key_terms(question)
-    if not keys or any(_names(question, key, item) for key, item in keys):
+    if not keys or any(_names(question, key, item) for _, key, item in keys):
         return False
     unnamed = asked - named(retrieved, asked)
     # The question's own words, not their stems, are embedded.
     words = list(dict.fromkeys(w for w in _WORD.findall(question) if len(w) >= 3 and key_terms(w) & unnamed))
     if not words:
         return False
-    vectors = normalise(np.asarray(embedder.embed([*words, *(key for key, _ in keys)]), dtype=np.float32))
+    vectors = normalise(
+        np.asarray(embedder.embed([*words, *dict.fromkeys(key for _, key, _ in keys)]), dtype=np.float32)
+    )
     closeness = vectors[: len(words)] @ vectors[len(words) :].T
     return bool(closeness.max() >= kind)
 
