@@ -84,13 +84,15 @@ def standalone(question: str, history: Sequence[Turn]) -> str:
     return f"{previous} {question}"
 
 
-_MOVES = re.compile(r"\s*(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
+# "what about…", "and how about…": a follow-up that moves the question before to another topic.
+_MOVE = r"(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about"
+_MOVES = re.compile(rf"\s*{_MOVE}\b", re.IGNORECASE)
 
 
 # "…? and what about the finish?": after a question that ended (a follow-up joined to it), the last clause
 # moves it to a new topic. "How much is X, and how about delivery?" is one compound question, not this.
 _ABOUT = re.compile(
-    r"(?P<prefix>.*?[\w)][?.!])\s+(?:and\s+|but\s+|so\s+)?(?:what|how)\s+about\s+(?P<topic>[^?]+?)\s*\??\s*",
+    rf"(?P<prefix>.*?[\w)][?.!])\s+{_MOVE}\s+(?P<topic>[^?]+?)\s*\??\s*",
     re.IGNORECASE | re.DOTALL,
 )
 _PRONOUN = re.compile(r"\b(it|that|this|them|those|these|one|ones)\b", re.IGNORECASE)
@@ -349,17 +351,18 @@ def resolve_follow_up(question: str, previous: str, joined: str) -> str:
     return resolved[:1].upper() + resolved[1:]
 
 
-def moved_question(prefix: str, topic: str) -> str:
-    """The question a "…? what about X?" follow-up asks: the question before it about X instead of what that was
-    about ("how much is the highland classic per night in july" + "the cairngorm lodge" -> "how much is the
-    cairngorm lodge per night in july"), so the judge does not read both items; joined as it was when the question
-    before names no topic, or shares a word with X."""
+def moved_readings(prefix: str, topic: str) -> list[str]:
+    """The questions a "…? what about X?" follow-up asks: the question before it with X joined, and, when that
+    question names a topic sharing no word with X, the question before about X instead ("how much is the highland
+    classic per night in july" + "the cairngorm lodge" -> "how much is the cairngorm lodge per night in july"), so
+    the judge can read one item, not both."""
+    joined = f"{prefix.strip().rstrip('?.!')} {topic.strip()}"
     words = _WORD.findall(topic)
     while words and words[0].lower() in _ARTICLES:
         words.pop(0)
     phrase = _topic_phrase(prefix)
-    joined = f"{prefix.strip().rstrip('?.!')} {topic.strip()}"
     if not words or not phrase or key_terms(phrase) & key_terms(" ".join(words)):
-        return joined
+        return [joined]
     at = prefix.lower().rfind(phrase.lower())
-    return (prefix[:at] + " ".join(words) + prefix[at + len(phrase) :]).strip().rstrip("?.!")
+    moved = (prefix[:at] + " ".join(words) + prefix[at + len(phrase) :]).strip().rstrip("?.!")
+    return list(dict.fromkeys([joined, moved]))

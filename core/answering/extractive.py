@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from core.answering.conversation import _ABOUT, PHRASE_ENDS, moved_question, resolve_follow_up, standalone
+from core.answering.conversation import _ABOUT, PHRASE_ENDS, moved_readings, resolve_follow_up, standalone
 from core.answering.figures import Reading
 from core.answering.instructions import addressed_to_assistant
 from core.answering.judge import Judge, candidate_text
@@ -117,11 +117,7 @@ class ExtractiveAnswerer:
             return not naming or named(" ".join([f.title, *f.section, candidate[2]]), set(naming)) == naming
 
         top = [c for c in ranking if eligible(c)][: self.policy.judged]
-        texts = [
-            candidate_text(f.title, f.section, read_of(f, bare))
-            for _, number, bare in top
-            for f in [hits[number - 1].fragment]
-        ]
+        texts = [judged_text(hits, number, bare) for _, number, bare in top]
         probabilities = self.judge.score(question, texts)
         judged = [(float(p), number, bare) for p, (_, number, bare) in zip(probabilities, top, strict=True)]
         # Near ties go to the candidate whose own heading or text names what is asked about: the judge checks the
@@ -142,9 +138,8 @@ class ExtractiveAnswerer:
         language = language or detect(question)  # the pipeline passes what it detected; a direct caller needn't
         if self.judge is not None and (about := _ABOUT.fullmatch(question)) and key_terms(about["prefix"]):
             # "…hinges? and what about the finish?": the question moves to the finish; the quote must name it.
-            joined = f"{about['prefix'].strip().rstrip('?.!')} {about['topic'].strip()}"
-            readings = dict.fromkeys([joined, moved_question(about["prefix"], about["topic"])])
-            return self._answer_moved(list(readings), hits, key_terms(about["topic"]), language)
+            readings = moved_readings(about["prefix"], about["topic"])
+            return self._answer_moved(readings, hits, key_terms(about["topic"]), language)
         # A clause of words of asking alone ("combien ?", "¿cuánto?") is no part: it asks about nothing of its own.
         parts = [p.strip() for p in _CLAUSE.split(question) if key_terms(p) - PHRASE_ENDS]
         if len(parts) <= 1 and unknown_item(question, hits):
@@ -292,14 +287,17 @@ class ExtractiveAnswerer:
         or headings name the topic may answer, the judge decides among them, and what it accepts is quoted,
         best first. Each reading of it (the question before with the topic joined, or put in place of what it was
         about) is judged, and a candidate counts with its best rating."""
-        rated: dict[tuple[int, str], float] = {}
-        for reading in readings:
-            ranking = _fitting(stated_quantities(reading), self._score([reading], hits, language)[0])
-            judged = self._judged(reading, ranking, hits, language, naming)
-            for p, number, bare in judged:
-                rated[(number, bare)] = max(p, rated.get((number, bare), 0.0))
-        if len(readings) > 1:
-            judged = sorted(((p, number, bare) for (number, bare), p in rated.items()), key=lambda j: -j[0])
+        each = [
+            self._judged(
+                reading,
+                _fitting(stated_quantities(reading), self._score([reading], hits, language)[0]),
+                hits,
+                language,
+                naming,
+            )
+            for reading in readings
+        ]
+        judged = each[0] if len(each) == 1 else _best_ratings(each)
         question = readings[0]
         if not judged:
             return Draft(found=False)
@@ -315,6 +313,21 @@ class ExtractiveAnswerer:
             ):
                 chosen.append(Claim(sentence, number, sentence))
         return self._found(question, chosen, hits, language)
+
+
+def _best_ratings(judgements: Sequence[list[Scored]]) -> list[Scored]:
+    """Each candidate once, at the best probability any judgement gave it, best first."""
+    rated: dict[tuple[int, str], float] = {}
+    for judged in judgements:
+        for p, number, bare in judged:
+            rated[(number, bare)] = max(p, rated.get((number, bare), 0.0))
+    return sorted(((p, number, bare) for (number, bare), p in rated.items()), key=lambda j: -j[0])
+
+
+def judged_text(hits: Sequence[Hit], number: int, bare: str) -> str:
+    """What the judge reads for candidate `bare` of hit `number`: where it stands, then its block with its lead-in."""
+    fragment = hits[number - 1].fragment
+    return candidate_text(fragment.title, fragment.section, read_of(fragment, bare))
 
 
 def _whole(hits: Sequence[Hit], number: int, quote: str) -> Block | None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.answering.conversation import moved_question, standalone, swap_item
+from core.answering.conversation import moved_readings, standalone, swap_item
 from core.common.answers import Turn
 
 
@@ -50,21 +50,28 @@ def test_follow_ups_in_german_french_and_spanish_are_joined_to_the_question_befo
 
 
 @pytest.mark.parametrize(
-    ("prefix", "topic", "asked"),
+    ("prefix", "topic", "readings"),
     [
-        # The item before is replaced, so the judge reads one item, not both.
+        # Also the item before replaced, so the judge can read one item, not both.
         (
             "how much is the highland classic per night in july?",
             "the cairngorm lodge",
-            "how much is the cairngorm lodge per night in july",
+            [
+                "how much is the highland classic per night in july the cairngorm lodge",
+                "how much is the cairngorm lodge per night in july",
+            ],
         ),
-        ("What is the warranty on hinges?", "the finish", "What is the warranty on finish"),
-        # A topic sharing a word with the question before stays joined to it.
-        ("How much is a solid oak worktop?", "the oak one", "How much is a solid oak worktop the oak one"),
+        (
+            "What is the warranty on hinges?",
+            "the finish",
+            ["What is the warranty on hinges the finish", "What is the warranty on finish"],
+        ),
+        # A topic sharing a word with the question before is only joined to it.
+        ("How much is a solid oak worktop?", "the oak one", ["How much is a solid oak worktop the oak one"]),
     ],
 )
-def test_what_about_asks_the_question_before_about_the_new_topic(prefix, topic, asked):
-    assert moved_question(prefix, topic) == asked
+def test_what_about_asks_the_question_before_joined_and_about_the_new_topic(prefix, topic, readings):
+    assert moved_readings(prefix, topic) == readings
 
 
 def test_what_about_after_a_question_typed_without_its_question_mark_still_moves():

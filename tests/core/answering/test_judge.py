@@ -458,6 +458,16 @@ def test_a_follow_up_moves_to_its_new_topic(extractive):
     assert all("finish" in (q.text + " ".join(q.section)).lower() for q in quotes_of(answer))
 
 
+def test_a_move_to_another_topic_is_judged_joined_and_about_the_new_topic(extractive, monkeypatch):
+    judge = extractive.answerer.judge
+    asked: list[str] = []
+    score = judge.score
+    monkeypatch.setattr(judge, "score", lambda question, texts: asked.append(question) or score(question, texts))
+    history = [Turn("How much is a solid oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
+    extractive.answer("and what about delivery?", PUBLIC, history)
+    assert {"How much is a solid oak worktop delivery", "How much is a delivery"} <= set(asked)
+
+
 def test_a_follow_up_the_documents_cover_is_answered(extractive):
     history = [Turn("How much is a solid oak worktop?", "Solid oak worktop, 38 mm: 310 EUR per running metre.")]
     answer = extractive.answer("and how heavy is a 3 m one?", PUBLIC, history)
