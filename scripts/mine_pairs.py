@@ -6,7 +6,7 @@ Run: python scripts/mine_pairs.py var/mined.jsonl                  # every train
 `train_judge.py --businesses` pairs each question with its labelled blocks and the blocks that share most words
 with it. At run time the judge reads something else: similarity's best candidates for the question, as
 `core/answering/extractive.py` scores and filters them (`_score`, `_fitting`), read as the judge reads them
-(`candidate_text`, `read_of`). This indexes each training business (never a validation one, never `evals/`) with
+(`extractive.judged_text`). This indexes each training business (never a validation one, never `evals/`) with
 the product's defaults, asks each of its questions that follows no other, and writes similarity's 8 best
 candidates for it, one JSON line each:
 
@@ -36,9 +36,7 @@ import quality  # noqa: E402
 
 from core import SCOPES, KnowledgeBase, Pipeline, from_env  # noqa: E402
 from core.answering import extractive  # noqa: E402
-from core.answering.judge import candidate_text  # noqa: E402
 from core.common.language import detect  # noqa: E402
-from core.common.values import read_of  # noqa: E402
 from core.measuring.evaluation import load_questions  # noqa: E402
 
 CANDIDATES = 8
@@ -66,11 +64,7 @@ def mine(out: Path, limit: int | None, hard: float) -> dict[str, int]:
                         continue
                     scored = answerer._score([gold.question], hits, detect(gold.question))[0]
                     ranking = extractive._fitting(extractive.stated_quantities(gold.question), scored)[:CANDIDATES]
-                    texts = [
-                        candidate_text(f.title, f.section, read_of(f, bare))
-                        for _, number, bare in ranking
-                        for f in [hits[number - 1].fragment]
-                    ]
+                    texts = [extractive.judged_text(hits, number, bare) for _, number, bare in ranking]
                     probabilities = answerer.judge.score(gold.question, texts)
                     negatives = 0
                     for (_, number, bare), text, p in zip(ranking, texts, probabilities, strict=True):
